@@ -1,0 +1,23 @@
+"""hod_dynamics: inverse dynamics of URDF robots and its time derivatives of any order.
+
+The public API (everything a user needs is importable from here)::
+
+    import hod_dynamics as hd
+    model = hd.RobotModel.from_urdf("robot.urdf")
+    tau = hd.inverse_dynamics(model, q, qd, qdd)          # (..., n)
+    jets = hd.time_derivatives(model, qjet, order=2)      # (..., 3, n): tau, tau', tau''
+"""
+
+from .crba import kinetic_energy, mass_matrix
+from .dynamics import inverse_dynamics, time_derivatives
+from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
+from .model import Frame, RobotModel
+from .robots import load_robot, robot_path, shipped_robots
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Frame", "HodDynamicsError", "InputError", "ModelError", "RobotModel", "TrajectoryError",
+    "inverse_dynamics", "kinetic_energy", "load_robot", "mass_matrix", "robot_path",
+    "shipped_robots", "time_derivatives",
+]

@@ -1,0 +1,48 @@
+"""Public entry points: inverse dynamics and its time derivatives.
+
+Validation and dispatch only; the algorithms live in :mod:`hod_dynamics.recursive` and
+:mod:`hod_dynamics.closed_form`.
+"""
+
+import numpy as np
+
+from .errors import InputError
+from .model import check_state
+from .recursive import check_order, time_derivatives_recursive
+
+METHODS = ("recursive", "closed_form")
+
+
+def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
+    """Joint torques/forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum_links J_l^T W_l.
+
+    ``q, qd, qdd`` (..., n) in the model's joint order (rad, rad/s, rad/s^2; m for prismatic);
+    any leading batch shape, broadcast together. ``wrenches`` optionally maps URDF link names
+    to the wrench (..., 6) = (torque, force) that the environment applies ON that link, in
+    the link frame, torque about the link frame origin. Returns tau (..., n) in N m / N.
+    """
+    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
+    jet = np.stack([q, qd, qdd], axis=-2)
+    if wrenches:
+        wrenches = {k: np.asarray(v, dtype=float)[..., None, :] for k, v in wrenches.items()}
+    return time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
+
+
+def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None):
+    """tau, tau^(1), ..., tau^(order) along a trajectory, exactly.
+
+    ``qjet`` (..., order+3, n): rows q, qd, qdd, q^(3), ..., q^(order+2) (any batch shape).
+    ``wrenches`` optionally maps URDF link names to jets (..., order+1, 6): the wrench
+    ``(torque, force)`` applied ON that link by the environment and its derivatives, in the
+    link frame, torque about the link frame origin. ``method`` is ``"recursive"`` (O(n),
+    seed 001 sec. II) or ``"closed_form"`` (seed 001 sec. III / seed 000).
+    Returns (..., order+1, n): rows tau^(0..order).
+    """
+    order = check_order(order)
+    if method == "recursive":
+        return time_derivatives_recursive(model, qjet, order, wrenches)
+    if method == "closed_form":
+        from .closed_form import time_derivatives_closed_form
+
+        return time_derivatives_closed_form(model, qjet, order, wrenches)
+    raise InputError(f"method must be one of {METHODS}, got {method!r}")

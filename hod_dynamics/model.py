@@ -1,0 +1,308 @@
+"""The robot model: an immutable kinematic tree of rigid bodies with 1-DoF joints.
+
+Bodies are numbered ``0 .. n-1`` in topological order (every parent before its children);
+body ``i`` is moved by joint ``i``. In the notation of the seeds (000, 001):
+
+- ``parents[i]``: index of the parent body, ``-1`` for the fixed base.
+- ``screws[i]``: the joint screw ``X_i = (omega, v)`` in the frame of body ``i`` (revolute:
+  ``(e, 0)``-like with ``|e| = 1``; prismatic: ``(0, e)``).
+- ``references[i]``: ``B_i``, the pose (4x4) of body ``i``'s frame in its parent body's frame at
+  ``q_i = 0``; the relative configuration is ``C_{parent,i}(q_i) = B_i exp(X_i q_i)``.
+- ``inertias[i]``: the 6x6 body inertia of body ``i`` about its frame origin, in its frame,
+  ``[[Theta, m c~], [-m c~, m I]]`` (angular first, kg and m).
+- ``gravity``: gravity acceleration in the base frame (m/s^2); it enters the algorithms as the
+  base acceleration ``dV_0 = (0, -g)`` (seed 004).
+"""
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .errors import InputError, ModelError
+from .spatial import Ad, ad, inverse, transform
+
+_TOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """Where a URDF link sits in the model: on body ``body`` (``-1``: the base) with pose
+    ``pose`` (4x4) of the link frame in that body's frame."""
+
+    body: int
+    pose: np.ndarray
+
+
+def _readonly(a, dtype=float):
+    a = np.array(a, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class RobotModel:
+    """Immutable rigid-body tree; build it with :meth:`from_urdf` or :meth:`from_screws`.
+
+    Attributes (``n = n_dof``): ``joint_names`` (n,) the actuated DoF order used by every
+    array of the package; ``joint_types`` ("revolute", "continuous", "prismatic" or "screw");
+    ``link_names`` (n,) the link moved by each joint; ``parents``, ``screws``, ``references``,
+    ``inertias``, ``gravity`` as in the module docstring; ``lower``/``upper`` position limits
+    (rad or m, +-inf when unlimited), ``velocity_limits`` (rad/s or m/s) and ``effort_limits``
+    (N m or N), inf when not given; ``frames`` maps every kept link name to a :class:`Frame`.
+    """
+
+    name: str
+    joint_names: Tuple[str, ...]
+    joint_types: Tuple[str, ...]
+    link_names: Tuple[str, ...]
+    parents: np.ndarray
+    screws: np.ndarray
+    references: np.ndarray
+    inertias: np.ndarray
+    gravity: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity_limits: np.ndarray
+    effort_limits: np.ndarray
+    root_link: str = "base"
+    frames: Mapping[str, Frame] = field(default_factory=dict)
+
+    def __post_init__(self):
+        n = len(self.joint_names)
+        for key, dtype in (("parents", int),):
+            object.__setattr__(self, key, _readonly(getattr(self, key), dtype))
+        for key in ("screws", "references", "inertias", "gravity", "lower", "upper",
+                    "velocity_limits", "effort_limits"):
+            object.__setattr__(self, key, _readonly(getattr(self, key)))
+        object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        object.__setattr__(self, "joint_types", tuple(self.joint_types))
+        object.__setattr__(self, "link_names", tuple(self.link_names))
+        self._validate(n)
+        frames = dict(self.frames)
+        if not frames:
+            frames = {self.root_link: Frame(-1, np.eye(4))}
+            frames.update({ln: Frame(i, np.eye(4)) for i, ln in enumerate(self.link_names)})
+        object.__setattr__(self, "frames", frames)
+
+    # -- validation -------------------------------------------------------------------------
+    def _validate(self, n):
+        shapes = {"joint_types": (len(self.joint_types),), "link_names": (len(self.link_names),),
+                  "parents": self.parents.shape, "screws": self.screws.shape,
+                  "references": self.references.shape, "inertias": self.inertias.shape,
+                  "lower": self.lower.shape, "upper": self.upper.shape,
+                  "velocity_limits": self.velocity_limits.shape,
+                  "effort_limits": self.effort_limits.shape}
+        expected = {"joint_types": (n,), "link_names": (n,), "parents": (n,), "screws": (n, 6),
+                    "references": (n, 4, 4), "inertias": (n, 6, 6), "lower": (n,),
+                    "upper": (n,), "velocity_limits": (n,), "effort_limits": (n,)}
+        for key, shape in shapes.items():
+            if shape != expected[key]:
+                raise ModelError(f"model '{self.name}': {key} has shape {shape}, expected "
+                                 f"{expected[key]} for {n} joints")
+        if self.gravity.shape != (3,) or not np.all(np.isfinite(self.gravity)):
+            raise ModelError(f"model '{self.name}': gravity must be 3 finite numbers, got "
+                             f"{self.gravity.tolist()}")
+        if len(set(self.joint_names)) != n:
+            raise ModelError(f"model '{self.name}': joint names are not unique: "
+                             f"{list(self.joint_names)}")
+        for i, name in enumerate(self.joint_names):
+            self._validate_joint(i, name)
+
+    def _validate_joint(self, i, name):
+        p = self.parents[i]
+        if not -1 <= p < i:
+            raise ModelError(f"joint '{name}': parent body index {p} must be -1 (base) or a "
+                             f"body listed before it (< {i})")
+        X = self.screws[i]
+        w, v = X[:3], X[3:]
+        nw, nv = np.linalg.norm(w), np.linalg.norm(v)
+        if not np.all(np.isfinite(X)) or (abs(nw - 1) > 1e-6 and not (nw == 0 and abs(nv - 1) < 1e-6)):
+            raise ModelError(f"joint '{name}': screw {X.tolist()} must have a unit angular "
+                             "part (revolute) or a zero angular and unit linear part (prismatic)")
+        B = self.references[i]
+        R = B[:3, :3]
+        if (not np.all(np.isfinite(B)) or np.abs(R.T @ R - np.eye(3)).max() > 1e-6
+                or np.linalg.det(R) < 0 or np.abs(B[3] - [0, 0, 0, 1]).max() > 0):
+            raise ModelError(f"joint '{name}': reference configuration is not a rigid transform")
+        self._validate_inertia(self.inertias[i], f"body of joint '{name}' (link "
+                                                   f"'{self.link_names[i]}')")
+
+    @staticmethod
+    def _validate_inertia(M, what):
+        if not np.all(np.isfinite(M)) or np.abs(M - M.T).max() > _TOL * max(1.0, np.abs(M).max()):
+            raise ModelError(f"{what}: inertia matrix is not finite and symmetric")
+        mass = M[3, 3]
+        if mass < 0:
+            raise ModelError(f"{what}: negative mass {mass}")
+        ev = np.linalg.eigvalsh(M)
+        if ev.min() < -_TOL * max(1.0, ev.max()):
+            raise ModelError(f"{what}: inertia is not positive semi-definite "
+                             f"(eigenvalues {np.round(ev, 12).tolist()})")
+
+    # -- builders ---------------------------------------------------------------------------
+    @classmethod
+    def from_screws(cls, screws, references, inertias, *, parents=None, joint_names=None,
+                    link_names=None, gravity=(0.0, 0.0, -9.81), lower=None, upper=None,
+                    velocity_limits=None, effort_limits=None, name="robot"):
+        """Build a model the way the seeds write one down.
+
+        ``screws`` (n, 6): joint screws ``X_i = (omega, v)`` in body frame i; ``references``
+        (n, 4, 4): ``B_i``, pose of body i in its parent's frame at ``q_i = 0``; ``inertias``
+        (n, 6, 6): body inertias about the body frame origin (see
+        :func:`hod_dynamics.spatial.body_inertia`). ``parents`` defaults to a serial chain
+        ``(-1, 0, 1, ...)``; names default to ``joint1..n`` / ``link1..n``; limits to +-inf.
+        """
+        screws = np.asarray(screws, dtype=float)
+        if screws.ndim != 2 or screws.shape[1] != 6:
+            raise ModelError(f"screws must have shape (n, 6), got {screws.shape}")
+        n = screws.shape[0]
+        parents = np.arange(-1, n - 1) if parents is None else parents
+        joint_names = joint_names or [f"joint{i + 1}" for i in range(n)]
+        link_names = link_names or [f"link{i + 1}" for i in range(n)]
+        types = ["revolute" if np.any(X[:3]) else "prismatic" for X in screws]
+        inf = np.full(n, np.inf)
+        return cls(name=name, joint_names=joint_names, joint_types=types, link_names=link_names,
+                   parents=parents, screws=screws, references=references, inertias=inertias,
+                   gravity=gravity,
+                   lower=-inf if lower is None else lower, upper=inf if upper is None else upper,
+                   velocity_limits=inf if velocity_limits is None else velocity_limits,
+                   effort_limits=inf if effort_limits is None else effort_limits)
+
+    @classmethod
+    def from_urdf(cls, source, *, root_link=None, tip_links=None, locked_joints=None,
+                  gravity=(0.0, 0.0, -9.81)):
+        """Build a model from a URDF file path or URDF XML text.
+
+        - ``root_link``: the link fixed to the world (default: the URDF root).
+        - ``tip_links``: keep only the chains from the root to these links (other links and
+          their masses are dropped), e.g. ``["panda_link8"]``.
+        - ``locked_joints``: ``{joint_name: position}``; those joints are frozen rigidly at
+          that position (rad or m) and merged like fixed joints, e.g. the Panda fingers.
+        - ``gravity``: gravity acceleration in the root link frame (m/s^2).
+
+        Fixed joints are merged into their parent body. ``floating`` and ``planar`` joints
+        inside the kept tree raise :class:`ModelError`; mimic tags are ignored (the mimicking
+        joint is an independent DoF). Raises :class:`ModelError` naming the fault.
+        """
+        from .urdf import model_arguments_from_urdf
+
+        return cls(**model_arguments_from_urdf(source, root_link=root_link, tip_links=tip_links,
+                                               locked_joints=locked_joints, gravity=gravity))
+
+    def with_gravity(self, gravity):
+        """A copy of this model with another gravity vector (base frame, m/s^2)."""
+        kwargs = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        kwargs["gravity"] = gravity
+        return type(self)(**kwargs)
+
+    # -- derived, cached data -----------------------------------------------------------------
+    @property
+    def n_dof(self) -> int:
+        """Number of actuated 1-DoF joints (= bodies)."""
+        return len(self.joint_names)
+
+    @cached_property
+    def ad_screws(self):
+        """``ad(X_i)`` for every joint: (n, 6, 6)."""
+        return ad(self.screws)
+
+    @cached_property
+    def Ad_references_inv(self):
+        """``Ad(B_i^-1)``: maps twists from the parent frame to body i's frame at q_i = 0."""
+        return Ad(inverse(self.references))
+
+    @cached_property
+    def children(self) -> Tuple[Tuple[int, ...], ...]:
+        """Child body indices of every body."""
+        kids = [[] for _ in range(self.n_dof)]
+        for i, p in enumerate(self.parents):
+            if p >= 0:
+                kids[p].append(i)
+        return tuple(tuple(k) for k in kids)
+
+    @cached_property
+    def ancestors(self) -> Tuple[Tuple[int, ...], ...]:
+        """For every body, the bodies on its path to the base, itself first."""
+        out = []
+        for i in range(self.n_dof):
+            chain, j = [], i
+            while j >= 0:
+                chain.append(j)
+                j = self.parents[j]
+            out.append(tuple(chain))
+        return tuple(out)
+
+    @cached_property
+    def is_prismatic(self):
+        """Boolean (n,) array, True for prismatic joints."""
+        return ~np.any(self.screws[:, :3] != 0, axis=1)
+
+    @property
+    def masses(self):
+        """Mass of every body (kg), (n,)."""
+        return self.inertias[:, 3, 3]
+
+    def joint_index(self, name: str) -> int:
+        """Position of joint ``name`` in :attr:`joint_names`; raises ModelError if unknown."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise ModelError(f"unknown joint '{name}'; the model has {list(self.joint_names)}") from None
+
+    def joint_order(self, names: Sequence[str], *, allow_extra: bool = False):
+        """Indices mapping ``names`` (e.g. a message's joint order) onto the model order.
+
+        Returns ``idx`` (n_dof,) such that ``values_in_model_order = values[idx]``. Raises
+        :class:`ModelError` naming unknown joints (unless ``allow_extra``) and missing ones.
+        """
+        names = list(names)
+        position = {nm: k for k, nm in enumerate(names)}
+        if len(position) != len(names):
+            dup = sorted({nm for nm in names if names.count(nm) > 1})
+            raise ModelError(f"duplicate joint names {dup}")
+        unknown = [nm for nm in names if nm not in self.joint_names]
+        if unknown and not allow_extra:
+            raise ModelError(f"unknown joints {unknown}; the model has {list(self.joint_names)}")
+        missing = [nm for nm in self.joint_names if nm not in position]
+        if missing:
+            raise ModelError(f"missing joints {missing}; the model needs {list(self.joint_names)}")
+        return np.array([position[nm] for nm in self.joint_names], dtype=int)
+
+    def frame(self, link: str) -> Frame:
+        """The :class:`Frame` of a URDF link; raises ModelError if the link is not in the model."""
+        try:
+            return self.frames[link]
+        except KeyError:
+            raise ModelError(f"unknown link '{link}'; the model has {sorted(self.frames)}") from None
+
+    def __repr__(self):
+        return (f"RobotModel(name={self.name!r}, n_dof={self.n_dof}, root_link={self.root_link!r},"
+                f" joints={list(self.joint_names)})")
+
+
+def check_state(model: RobotModel, **arrays: Optional[np.ndarray]):
+    """Validate and broadcast joint-space arrays ``name=array`` with last axis ``n_dof``.
+
+    Returns the arrays as float ndarrays broadcast to one common shape (..., n). Raises
+    :class:`InputError` naming the argument that has the wrong shape or non-finite values.
+    """
+    n = model.n_dof
+    out = {}
+    for key, value in arrays.items():
+        a = np.asarray(value, dtype=float)
+        if a.ndim == 0 or a.shape[-1] != n:
+            raise InputError(f"{key} must have shape (..., {n}) for model '{model.name}' "
+                             f"with joints {list(model.joint_names)}, got shape {a.shape}")
+        if not np.all(np.isfinite(a)):
+            bad = np.argwhere(~np.isfinite(a))[0]
+            raise InputError(f"{key} holds a non-finite value at index {tuple(bad.tolist())} "
+                             f"(joint '{model.joint_names[bad[-1]]}')")
+        out[key] = a
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in out.values()))
+    except ValueError:
+        raise InputError("batch shapes do not broadcast: " + ", ".join(
+            f"{k} {a.shape}" for k, a in out.items())) from None
+    return [np.broadcast_to(a, shape) for a in out.values()]

@@ -1,0 +1,131 @@
+"""Recursive O(n) inverse dynamics and its time derivatives of any order (seed 001 sec. II).
+
+Body-fixed Newton-Euler on a kinematic tree, carried out on jets of normalised Taylor
+coefficients (see :mod:`hod_dynamics.jets`) so that the Leibniz sums of seed 001 become Cauchy
+products. For body i with parent p (frames of body i, twists ``(omega, v)``, wrenches ``(t, f)``):
+
+- ``Ad_{C_{i,p}}(t)`` from ``d/dt Ad_{C_{i,p}} = -qd_i ad(X_i) Ad_{C_{i,p}}`` (seed 001 sec. II.C),
+- ``V_i = Ad_{C_{i,p}} V_p + X_i qd_i``; the body acceleration is the derivative of ``V_i`` plus
+  gravity ``G_i = Ad_{C_{i,p}} G_p``, ``G_base = (0, -g)`` (the base acceleration, seed 004),
+- ``W_i = M_i (dV_i + G_i) - ad(V_i)^T M_i V_i - W_ext,i + sum_children Ad_{C_{c,i}}^T W_c``,
+- ``tau_i = X_i^T W_i``.
+
+Every array keeps the Taylor-coefficient axis first and the (flattened) batch second, so one
+call evaluates many trajectory samples without a Python loop over samples.
+"""
+
+import numpy as np
+
+from .errors import InputError
+from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, cauchy_scale, check_jet,
+                   from_taylor, to_taylor)
+from .spatial import Ad, inverse, screw_exp
+
+
+def joint_adjoint_taylor(model, qc, wc, K):
+    """Taylor coefficients of ``Ad_{C_{i,parent}}`` for every joint.
+
+    ``qc`` (>=1, B, n) coefficients of q, ``wc`` (>=K-1, B, n) of qd. Returns (K, B, n, 6, 6):
+    the twist transform from the parent body frame to body i's frame and its derivatives / k!.
+    """
+    A = np.empty((K,) + qc.shape[1:] + (6, 6))
+    A[0] = Ad(screw_exp(model.screws, -qc[0])) @ model.Ad_references_inv
+    adX = model.ad_screws
+    for k in range(1, K):
+        S = np.einsum("jbn,jbnrc->bnrc", wc[:k][::-1], A[:k])
+        A[k] = (-1.0 / k) * (adX @ S)
+    return A
+
+
+def wrench_taylor(model, wrenches, batch_shape, K):
+    """External wrenches -> body-frame Taylor coefficients (K, B, n, 6).
+
+    ``wrenches`` maps URDF link names to derivative jets (*batch, K, 6) of the wrench
+    ``(torque, force)`` that the environment applies ON that link, expressed in the link's
+    frame, torque about the link frame origin (N m, N). Wrenches on links rigidly attached
+    to the base do no work on the joints and are ignored.
+    """
+    B = int(np.prod(batch_shape, dtype=int))
+    out = np.zeros((K, B, model.n_dof, 6))
+    for link, jet in (wrenches or {}).items():
+        frame = model.frame(link)
+        W = np.asarray(jet, dtype=float)
+        if W.ndim < 2 or W.shape[-2:] != (K, 6):
+            raise InputError(f"wrench on link '{link}' must have shape (..., {K}, 6) (rows "
+                             f"W^(0..{K - 1}), (torque, force)), got {W.shape}")
+        if not np.all(np.isfinite(W)):
+            raise InputError(f"wrench on link '{link}' holds non-finite values")
+        try:
+            W = np.broadcast_to(W, tuple(batch_shape) + (K, 6))
+        except ValueError:
+            raise InputError(f"wrench on link '{link}' has batch shape {W.shape[:-2]}, which "
+                             f"does not broadcast to the trajectory batch {tuple(batch_shape)}") from None
+        if frame.body < 0:
+            continue
+        to_body = Ad(inverse(frame.pose)).T
+        out[:, :, frame.body] += to_taylor(W) @ to_body.T
+    return out
+
+
+def rnea_taylor(model, qc, wc, K, wext=None):
+    """Newton-Euler on Taylor coefficients: returns tau coefficients (K, B, n).
+
+    ``qc`` (K+1, B, n), ``wc`` (K+1, B, n): coefficients of q and qd; ``wext`` (K, B, n, 6)
+    body-frame wrench coefficients or None. The twist needs one coefficient more than tau
+    because the acceleration is its derivative.
+    """
+    n = model.n_dof
+    B = qc.shape[1]
+    A = joint_adjoint_taylor(model, qc, wc, K + 1)
+    scale = np.arange(1, K + 1, dtype=float)[:, None, None]
+    g0 = np.concatenate([np.zeros(3), -model.gravity])
+    V = [None] * n
+    acc = [None] * n
+    G = [None] * n
+    h = [None] * n
+    W = [None] * n
+    for i in range(n):
+        p = model.parents[i]
+        X = model.screws[i]
+        Ai = A[:, :, i]
+        if p < 0:
+            Vi = wc[:K + 1, :, i, None] * X
+            Gi = Ai[:K] @ g0
+        else:
+            Vi = cauchy_matvec(Ai, V[p], K + 1) + wc[:K + 1, :, i, None] * X
+            Gi = cauchy_matvec(Ai, G[p], K)
+        V[i], G[i] = Vi, Gi
+        M = model.inertias[i]
+        acc[i] = scale * Vi[1:] + Gi
+        h[i] = Vi[:K] @ M.T
+        W[i] = acc[i] @ M.T + cauchy_bias(Vi, h[i], K)
+        if wext is not None:
+            W[i] -= wext[:, :, i]
+    tau = np.empty((K, B, n))
+    for i in reversed(range(n)):
+        tau[:, :, i] = W[i] @ model.screws[i]
+        p = model.parents[i]
+        if p >= 0:
+            W[p] = W[p] + cauchy_matTvec(A[:K, :, i], W[i], K)
+    return tau
+
+
+def time_derivatives_recursive(model, qjet, order, wrenches=None):
+    """tau and its time derivatives up to ``order`` by the recursive algorithm.
+
+    ``qjet`` (..., order+3, n): q, qd, qdd, ..., q^(order+2). Returns (..., order+1, n).
+    """
+    qjet = check_jet(model, qjet, order + 3)
+    batch = qjet.shape[:-2]
+    K = order + 1
+    c = to_taylor(qjet)
+    wc = to_taylor(qjet[..., 1:, :])
+    wext = wrench_taylor(model, wrenches, batch, K) if wrenches else None
+    return from_taylor(rnea_taylor(model, c[:K + 1], wc[:K + 1], K, wext), batch)
+
+
+def check_order(order):
+    """Validate a derivative order (int >= 0)."""
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
+        raise InputError(f"order must be an integer >= 0, got {order!r}")
+    return int(order)

@@ -1,0 +1,52 @@
+"""hod_dynamics: an ament_python package that also installs with pip into a plain venv.
+
+colcon (ROS 2 workspace): setup.cfg puts the executables into ``lib/hod_dynamics`` where
+``ros2 run`` / launch_ros look. pip (wheel): console scripts go to ``bin/``; the node launchers
+under ``scripts/`` are added to ``lib/hod_dynamics`` as data files so that the same executables
+are reachable there (only when building a wheel, so colcon does not install them twice).
+"""
+
+import sys
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "hod_dynamics"
+NODES = ["feedforward_node", "demo_trajectory_publisher"]
+
+data_files = [
+    ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+    (f"share/{PACKAGE}", ["package.xml"]),
+    (f"share/{PACKAGE}/launch", glob("launch/*.py")),
+    (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+    (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/urdf/*.urdf")),
+]
+if "bdist_wheel" in sys.argv:
+    data_files.append((f"lib/{PACKAGE}", [f"scripts/{name}" for name in NODES if glob(f"scripts/{name}")]))
+
+ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-trajectory-msgs",
+       "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
+       "ros-rosgraph-msgs"]
+BAG = ["rosbags>=0.10"]
+PLOT = ["matplotlib>=3.5"]
+TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0"]
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    description="Inverse dynamics of URDF robots and its time derivatives of any order, with ROS 2 nodes",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    license="BSD-3-Clause",
+    python_requires=">=3.10",
+    packages=find_packages(exclude=["test", "test.*", "bench"]),
+    package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
+    data_files=data_files,
+    install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5"],
+    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "test": TEST,
+                    "all": ROS + BAG + PLOT + TEST},
+    zip_safe=False,
+    entry_points={"console_scripts": [
+        "hod-dynamics = hod_dynamics.cli:main",
+    ]},
+)
