@@ -29,7 +29,9 @@ ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-traje
        "ros-rosgraph-msgs"]
 BAG = ["rosbags>=0.10"]
 PLOT = ["matplotlib>=3.5"]
-TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0"]
+# colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
+TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
+        "setuptools"]
 
 setup(
     name=PACKAGE,

@@ -13,6 +13,7 @@ from .dynamics import inverse_dynamics, time_derivatives
 from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
 from .model import Frame, RobotModel
 from .robots import load_robot, robot_path, shipped_robots
+from . import paper_examples
 
 __version__ = "0.1.0"
 

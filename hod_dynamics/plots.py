@@ -1,0 +1,38 @@
+"""Matplotlib figures of torque jets (tau and its time derivatives)."""
+
+import numpy as np
+
+_UNITS = ["N m", "N m/s", "N m/s$^2$", "N m/s$^3$", "N m/s$^4$", "N m/s$^5$", "N m/s$^6$"]
+_NAMES = ["$\\tau$", "$\\dot\\tau$", "$\\ddot\\tau$"] + [f"$\\tau^{{({k})}}$" for k in range(3, 10)]
+
+
+def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None):
+    """Write a PNG with one subplot per derivative order, all joints in each.
+
+    ``t`` (T,) s; ``taujet`` (T, K, n) rows tau^(0..K-1); ``measured`` optional (T, n) measured
+    tau drawn dashed in the first subplot. Returns ``path``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    taujet = np.asarray(taujet)
+    K = taujet.shape[1]
+    fig, axes = plt.subplots(K, 1, figsize=(9, 2.4 * K + 0.6), sharex=True, squeeze=False)
+    colors = plt.cm.tab10(np.arange(len(joint_names)) % 10)
+    for k, ax in enumerate(axes[:, 0]):
+        for j, name in enumerate(joint_names):
+            ax.plot(t, taujet[:, k, j], color=colors[j], lw=1.2, label=name if k == 0 else None)
+            if measured is not None and k == 0:
+                ax.plot(t, measured[:, j], color=colors[j], lw=0.8, ls="--")
+        ax.set_ylabel(f"{_NAMES[k]} [{_UNITS[k] if k < len(_UNITS) else 'N m/s^k'}]")
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("t [s]")
+    axes[0, 0].legend(ncol=min(len(joint_names), 7), fontsize=7, loc="upper right")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

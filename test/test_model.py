@@ -1,0 +1,105 @@
+"""RobotModel: the seeds' screw description, validation, joint-name mapping, immutability."""
+
+import numpy as np
+import pytest
+
+import hod_dynamics as hd
+from hod_dynamics.spatial import body_inertia, rpy_matrix, transform
+from oracles import rel_err
+
+REV_Z = [0, 0, 1, 0, 0, 0]
+
+
+def two_r_from_screws(L1=0.5, L2=0.4, m1=3.0, m2=2.0):
+    """The 2R of seed 000 sec. 6.1 written exactly as the paper does (X_i, B_i, M_i)."""
+    B1, B2 = np.eye(4), transform(np.eye(3), [L1, 0, 0])
+    M = [body_inertia(m1, [L1, 0, 0], np.zeros((3, 3))), body_inertia(m2, [L2, 0, 0], np.zeros((3, 3)))]
+    return hd.RobotModel.from_screws([REV_Z, REV_Z], [B1, B2], M, gravity=(0, -9.81, 0))
+
+
+def test_from_screws_equals_the_shipped_2r_urdf(planar_2r, rng):
+    model = two_r_from_screws()
+    q, qd, qdd = rng.normal(size=(3, 10, 2))
+    assert rel_err(hd.inverse_dynamics(model, q, qd, qdd), hd.inverse_dynamics(planar_2r, q, qd, qdd)) < 1e-13
+
+
+def test_paper_body_inertia_matrix_of_the_2r():
+    """seed 000 prints M1 = [[L1^2 m1 I-ish, ...]]: check the entries it shows."""
+    L1, m1 = 0.5, 3.0
+    M1 = body_inertia(m1, [L1, 0, 0], np.zeros((3, 3)))
+    assert M1[1, 1] == M1[2, 2] == pytest.approx(L1**2 * m1) and M1[0, 0] == 0
+    assert M1[2, 4] == pytest.approx(L1 * m1) and M1[1, 5] == pytest.approx(-L1 * m1)
+    assert M1[4, 2] == pytest.approx(L1 * m1) and M1[5, 1] == pytest.approx(-L1 * m1)
+
+
+def test_from_screws_tree_with_offset_axis_screw(rng):
+    """A revolute screw whose axis does not pass through the body origin, X = (e, x cross e)... as
+    a URDF joint placed at x: both descriptions give the same dynamics."""
+    e, x = np.array([0.0, 0.0, 1.0]), np.array([0.2, 0.0, 0.0])
+    M = body_inertia(1.5, [0.3, 0.1, 0.0], np.diag([0.01, 0.02, 0.03]))
+    screw = hd.RobotModel.from_screws([np.r_[e, np.cross(x, e)]], [np.eye(4)], [M])
+    # same body, joint frame at x: B = translation(x) exp(..), body frame shifted by -x
+    urdf_like = hd.RobotModel.from_screws([REV_Z], [transform(np.eye(3), x)],
+                                          [hd.spatial.transform_inertia(M, transform(np.eye(3), -x))])
+    q, qd, qdd = rng.normal(size=(3, 5, 1))
+    # twists are expressed in different body frames but joint torques must agree
+    assert rel_err(hd.inverse_dynamics(screw, q, qd, qdd), hd.inverse_dynamics(urdf_like, q, qd, qdd)) < 1e-12
+
+
+def test_de_luca_2r_dynamic_coefficients(rng):
+    """seed 003: 2R with COMs at d1, d2 and inertias I1zz, I2zz; tau via a1..a5."""
+    l1, d1, d2, m1, m2, I1, I2, g0 = 0.7, 0.3, 0.25, 4.0, 2.5, 0.05, 0.02, 9.81
+    M = [body_inertia(m1, [d1, 0, 0], np.diag([0.01, 0.01, I1])), body_inertia(m2, [d2, 0, 0], np.diag([0.01, 0.01, I2]))]
+    model = hd.RobotModel.from_screws([REV_Z, REV_Z], [np.eye(4), transform(np.eye(3), [l1, 0, 0])], M,
+                                      gravity=(0, -g0, 0))
+    a1 = I1 + m1 * d1**2 + I2 + m2 * d2**2 + m2 * l1**2
+    a2, a3 = m2 * l1 * d2, I2 + m2 * d2**2
+    a4, a5 = g0 * (m1 * d1 + m2 * l1), g0 * m2 * d2
+    q, qd, qdd = rng.normal(size=(3, 20, 2))
+    (q1, q2), (v1, v2), (ac1, ac2) = q.T, qd.T, qdd.T
+    c2, s2, c1, c12 = np.cos(q2), np.sin(q2), np.cos(q1), np.cos(q1 + q2)
+    u1 = (a1 + 2 * a2 * c2) * ac1 + (a2 * c2 + a3) * ac2 - a2 * s2 * (v2**2 + 2 * v1 * v2) + a4 * c1 + a5 * c12
+    u2 = (a2 * c2 + a3) * ac1 + a3 * ac2 + a2 * s2 * v1**2 + a5 * c12
+    assert rel_err(hd.inverse_dynamics(model, q, qd, qdd), np.stack([u1, u2], -1)) < 1e-12
+    Mq = hd.mass_matrix(model, q)
+    assert rel_err(Mq[:, 0, 0], a1 + 2 * a2 * c2) < 1e-12 and rel_err(Mq[:, 1, 1], np.full(20, a3)) < 1e-12
+
+
+def test_model_is_immutable(iiwa):
+    with pytest.raises(ValueError):
+        iiwa.screws[0, 0] = 5.0
+    with pytest.raises(AttributeError):
+        iiwa.gravity = (0, 0, 0)
+
+
+def test_with_gravity_copies(iiwa):
+    g = iiwa.with_gravity((0, 0, -9.80665))
+    assert g.gravity[2] == -9.80665 and iiwa.gravity[2] == -9.81 and g.joint_names == iiwa.joint_names
+
+
+def test_joint_order_maps_message_order(iiwa):
+    names = list(reversed(iiwa.joint_names)) + ["gripper"]
+    idx = iiwa.joint_order(names, allow_extra=True)
+    assert [names[i] for i in idx] == list(iiwa.joint_names)
+    with pytest.raises(hd.ModelError, match=r"unknown joints \['gripper'\]"):
+        iiwa.joint_order(names)
+    with pytest.raises(hd.ModelError, match=r"missing joints \['iiwa_joint_7'\]"):
+        iiwa.joint_order(iiwa.joint_names[:6])
+    with pytest.raises(hd.ModelError, match="unknown joint 'x'"):
+        iiwa.joint_index("x")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(screws=[[0, 0, 2, 0, 0, 0]]), r"joint 'joint1': screw .* must have a unit angular part"),
+    (dict(screws=[[0, 0, 0, 0, 0, 0]]), r"joint 'joint1': screw"),
+    (dict(inertias=[-np.eye(6)]), r"link 'link1'.*negative mass"),
+    (dict(inertias=[np.diag([1, 1, -1, 1, 1, 1.0])]), r"link 'link1'.*not positive semi-definite"),
+    (dict(references=[np.diag([1, 1, 1, 2.0])]), r"joint 'joint1': reference configuration is not a rigid"),
+    (dict(parents=[3]), r"joint 'joint1': parent body index 3"),
+    (dict(references=[rpy_matrix([0, 0, 0])]), r"references has shape \(1, 3, 3\), expected \(1, 4, 4\)"),
+])
+def test_from_screws_validation(kwargs, match):
+    args = dict(screws=[REV_Z], references=[np.eye(4)], inertias=[body_inertia(1.0, [0, 0, 0.1], np.eye(3) * 0.01)])
+    args.update(kwargs)
+    with pytest.raises(hd.ModelError, match=match):
+        hd.RobotModel.from_screws(args.pop("screws"), args.pop("references"), args.pop("inertias"), **args)

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Set up the project's .venv and run a job in it: the README's two commands.
+
+    python3 tools/venv.py demo [ARGS...]   # install ".[ros,plot,bag]", run `hod-dynamics demo ARGS`
+    python3 tools/venv.py test [ARGS...]   # install ".[all]", run pytest ARGS (the whole suite)
+
+Needs only Python 3.10+. When the interpreter's venv module has no ensurepip (Debian/Ubuntu
+without python3-venv), the venv is created without pip and pip is bootstrapped from the
+system pip or, failing that, from PyPI's pip wheel. The package is installed non-editable so
+that share/ (launch, config, URDFs) and the ament index marker exist as on a ROS system.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import urllib.request
+import venv
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(ROOT, ".venv")
+PY = os.path.join(VENV, "bin", "python")
+EXTRAS = {"demo": "ros,plot,bag", "test": "all"}
+
+
+def run(cmd, **kw):
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, **kw)
+
+
+def has_pip():
+    return os.path.exists(PY) and subprocess.run([PY, "-m", "pip", "--version"],
+                                                 capture_output=True).returncode == 0
+
+
+def bootstrap_pip():
+    """pip into a venv created without it: system pip first, PyPI's wheel second."""
+    if subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True).returncode == 0:
+        if subprocess.run([sys.executable, "-m", "pip", "--python", PY, "install", "-q", "pip"]).returncode == 0:
+            return
+    with urllib.request.urlopen("https://pypi.org/pypi/pip/json", timeout=60) as r:
+        urls = [u["url"] for u in json.load(r)["urls"] if u["url"].endswith(".whl")]
+    with tempfile.TemporaryDirectory() as tmp:
+        wheel = os.path.join(tmp, os.path.basename(urls[0]))
+        urllib.request.urlretrieve(urls[0], wheel)
+        run([PY, os.path.join(wheel, "pip"), "install", "-q", wheel])
+
+
+def ensure_venv(extras):
+    if not has_pip():
+        try:
+            venv.create(VENV, with_pip=True, clear=os.path.exists(VENV))
+        except Exception as exc:  # ensurepip missing (python3-venv not installed)
+            print(f"venv with pip failed ({exc}); bootstrapping pip", flush=True)
+            venv.create(VENV, with_pip=False, clear=True)
+            bootstrap_pip()
+    run([PY, "-m", "pip", "install", "-q", "--upgrade", "pip"])
+    run([PY, "-m", "pip", "install", "-q", "--upgrade", f".[{extras}]"], cwd=ROOT)
+
+
+def job_env():
+    env = dict(os.environ)
+    env["VIRTUAL_ENV"] = VENV
+    env["PATH"] = os.path.join(VENV, "bin") + os.pathsep + env.get("PATH", "")
+    env["AMENT_PREFIX_PATH"] = VENV + (os.pathsep + env["AMENT_PREFIX_PATH"] if env.get("AMENT_PREFIX_PATH") else "")
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    env.setdefault("MPLBACKEND", "Agg")
+    return env
+
+
+def main(argv):
+    if not argv or argv[0] not in EXTRAS:
+        print(__doc__)
+        return 2
+    job, args = argv[0], argv[1:]
+    ensure_venv(EXTRAS[job])
+    if job == "demo":
+        cmd = [os.path.join(VENV, "bin", "hod-dynamics"), "demo"] + args
+    else:
+        cmd = [PY, "-m", "pytest"] + args
+    print("+", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, cwd=ROOT, env=job_env()).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
