@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Set up the project's .venv and run a job in it: the README's two commands.
 
-    python3 tools/venv.py demo [ARGS...]   # install ".[ros,plot,bag]", run `hod-dynamics demo ARGS`
-    python3 tools/venv.py test [ARGS...]   # install ".[all]", run pytest ARGS (the whole suite)
+    python3 tools/bootstrap.py demo [ARGS...]   # install ".[ros,plot,bag]", run `hod-dynamics demo ARGS`
+    python3 tools/bootstrap.py test [ARGS...]   # install ".[all]", run pytest ARGS (the whole suite)
 
 Needs only Python 3.10+. When the interpreter's venv module has no ensurepip (Debian/Ubuntu
 without python3-venv), the venv is created without pip and pip is bootstrapped from the
