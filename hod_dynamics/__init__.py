@@ -8,6 +8,8 @@ The public API (everything a user needs is importable from here)::
     jets = hd.time_derivatives(model, qjet, order=2)      # (..., 3, n): tau, tau', tau''
 """
 
+from .closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
+                          gravity_derivatives, mass_matrix_derivatives)
 from .crba import kinetic_energy, mass_matrix
 from .dynamics import inverse_dynamics, time_derivatives
 from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
@@ -19,6 +21,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Frame", "HodDynamicsError", "InputError", "ModelError", "RobotModel", "TrajectoryError",
+    "coriolis_matrix_derivatives", "external_wrench_derivatives", "gravity_derivatives",
+    "mass_matrix_derivatives",
     "inverse_dynamics", "kinetic_energy", "load_robot", "mass_matrix", "robot_path",
     "shipped_robots", "time_derivatives",
 ]
