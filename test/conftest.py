@@ -50,3 +50,12 @@ def random_tree(request):
     n, seed = request.param
     text = random_urdf(n, seed)
     return text, hd.RobotModel.from_urdf(text)
+
+
+@pytest.fixture(scope="session")
+def iiwa_pinocchio(iiwa):
+    """(our iiwa14 with the paper's gravity (0, 0, -9.80665), PinocchioRobot of the same URDF)."""
+    from oracles import PinocchioRobot
+
+    model = iiwa.with_gravity((0.0, 0.0, -9.80665))
+    return model, PinocchioRobot(hd.robot_path("iiwa14"), model)
