@@ -18,8 +18,9 @@ System-level quantities of a tree with n bodies (6n x 6n, block (i, j) for bodie
 
 Every quantity is carried as normalised Taylor coefficients (see :mod:`hod_dynamics.jets`):
 the binomial sums of seed 001 eqs. 34-47 become plain Cauchy products, for any order.
-Dense 6n x 6n matrices are used throughout: simple and exact, O(n^3) per product; use
-``method="recursive"`` of :func:`hod_dynamics.time_derivatives` for speed.
+Dense 6n x 6n matrices are used throughout: simple and exact, O(n^3) time and
+O(K B (6n)^2) memory for K orders and B samples; use ``method="recursive"`` of
+:func:`hod_dynamics.time_derivatives` for speed or long batches.
 """
 
 import numpy as np
