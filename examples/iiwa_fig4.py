@@ -16,22 +16,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import hod_dynamics as hd  # noqa: E402
+from hod_dynamics import paper_examples as paper  # noqa: E402
 
-# Gaz et al. 2019 eq. 31 (REFERENCE.md sec. 4): q_i(t) = a_i cos(w_i t)
-A = np.array([-1.2943753211777664, 0.7175341454355011, -0.5691380764966176, 0.5848944158627155,
-              1.6216297151633214, -0.9187855709752027, 0.4217605991935227])
-W = np.array([1.7073873117335832, 3.079992797637052, 2.1084514453622774, 3.5903916041026207,
-              1.4183262544423447, 2.285625793808507, 5.927533308659986])
 ORDER = 2
-
-
-def trajectory(t):
-    """Joint jet (len(t), ORDER+3, 7) and wrench jet (len(t), ORDER+1, 6), exact derivatives."""
-    k = np.arange(ORDER + 3)[:, None]
-    q = A * W ** k * np.cos(W * t[:, None, None] + k * np.pi / 2)
-    k = k[:ORDER + 1]
-    wrench = np.repeat(10.0 * np.pi ** k * np.sin(np.pi * t[:, None, None] + k * np.pi / 2), 6, -1)
-    return q, wrench
 
 
 def main(argv=None):
@@ -40,11 +27,12 @@ def main(argv=None):
     parser.add_argument("--duration", type=float, default=10.0, help="trajectory length (s)")
     args = parser.parse_args(argv)
 
-    model = hd.load_robot("iiwa14").with_gravity((0.0, 0.0, -9.80665))
+    model = hd.load_robot("iiwa14").with_gravity(paper.IIWA_GRAVITY)
     t = np.linspace(0.0, args.duration, int(100 * args.duration) + 1)
-    qjet, wrench = trajectory(t)
+    qjet = paper.gaz_trajectory_jet(t, ORDER + 3)
+    wrench = paper.iiwa_wrench_jet(t, ORDER + 1)
     tau = hd.time_derivatives(model, qjet, ORDER, method="closed_form",
-                              wrenches={"iiwa_link_7": wrench})  # (len(t), 3, 7)
+                              wrenches={paper.IIWA_WRENCH_LINK: wrench})  # (len(t), 3, 7)
 
     names = ["tau", "d tau / dt", "d^2 tau / dt^2"]
     units = ["N m", "N m / s", "N m / s^2"]

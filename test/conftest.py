@@ -57,5 +57,5 @@ def iiwa_pinocchio(iiwa):
     """(our iiwa14 with the paper's gravity (0, 0, -9.80665), PinocchioRobot of the same URDF)."""
     from oracles import PinocchioRobot
 
-    model = iiwa.with_gravity((0.0, 0.0, -9.80665))
+    model = iiwa.with_gravity(hd.paper_examples.IIWA_GRAVITY)
     return model, PinocchioRobot(hd.robot_path("iiwa14"), model)

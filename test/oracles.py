@@ -202,24 +202,3 @@ def rel_err(a, b):
     a, b = np.asarray(a), np.asarray(b)
     return float(np.abs(a - b).max() / max(1.0, np.abs(b).max()))
 
-
-# -- the KUKA iiwa test trajectory of Gaz et al. 2019 (REFERENCE.md sec. 4) ----------------------
-GAZ_A = np.array([-1.2943753211777664, 0.7175341454355011, -0.5691380764966176, 0.5848944158627155,
-                  1.6216297151633214, -0.9187855709752027, 0.4217605991935227])
-GAZ_W = np.array([1.7073873117335832, 3.079992797637052, 2.1084514453622774, 3.5903916041026207,
-                  1.4183262544423447, 2.285625793808507, 5.927533308659986])
-
-
-def gaz_jet(t, rows):
-    """Jet (len(t), rows, 7) of q_i = a_i cos(w_i t) with its exact derivatives."""
-    t = np.atleast_1d(np.asarray(t, dtype=float))[:, None]
-    return np.stack([GAZ_A * GAZ_W ** k * np.cos(GAZ_W * t + k * np.pi / 2) for k in range(rows)],
-                    axis=-2)
-
-
-def sine_wrench_jet(t, rows, amplitude=10.0):
-    """Jet (len(t), rows, 6) of W(t) = amplitude sin(pi t) (1, 1, 1, 1, 1, 1)."""
-    t = np.atleast_1d(np.asarray(t, dtype=float))[:, None, None]
-    k = np.arange(rows)[:, None]
-    return np.broadcast_to(amplitude * np.pi ** k * np.sin(np.pi * t + k * np.pi / 2),
-                           (t.shape[0], rows, 6)).copy()

@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from oracles import (CENTRAL_7, PinocchioRobot, chain_urdf, gaz_jet, pinocchio_robot,
-                     rel_err, sine_wrench_jet, sinusoid_jet)
+from hod_dynamics.paper_examples import IIWA_WRENCH_LINK, gaz_trajectory_jet, iiwa_wrench_jet
+from oracles import (CENTRAL_7, PinocchioRobot, chain_urdf, pinocchio_robot, rel_err,
+                     sinusoid_jet)
 
 METHODS = ("recursive", "closed_form")
 H = 2e-3  # FD step: truncation ~ (H w)^6 / 140 and round-off ~ 1e-16 / H both well below 1e-8
@@ -122,17 +123,17 @@ def test_iiwa_gaz_trajectory_with_end_effector_wrench(iiwa_pinocchio, method):
     model, pinrobot = iiwa_pinocchio
     for t0 in (0.35, 1.6):
         t = stencil(t0)
-        jets, W = gaz_jet(t, 5), sine_wrench_jet(t, 3)
+        jets, W = gaz_trajectory_jet(t, 5), iiwa_wrench_jet(t, 3)
         ours = hd.time_derivatives(model, jets, 2, method=method,
-                                   wrenches={"iiwa_link_7": W})
+                                   wrenches={IIWA_WRENCH_LINK: W})
         pin_tau = np.array([
-            pinrobot.rnea(*j[:3], pinrobot.external_forces({"iiwa_link_7": w[0]}, j[0]))
+            pinrobot.rnea(*j[:3], pinrobot.external_forces({IIWA_WRENCH_LINK: w[0]}, j[0]))
             for j, w in zip(jets, W)])
         assert rel_err(ours[:, 0], pin_tau) < 1e-12
         assert rel_err(ours[3, 1], np.tensordot(CENTRAL_7, pin_tau, axes=(0, 0)) / H) < 1e-8
         assert rel_err(ours[3, 2], np.tensordot(CENTRAL_7, ours[:, 1], axes=(0, 0)) / H) < 1e-8
         other = hd.time_derivatives(model, jets, 2, method=METHODS[method == "recursive"],
-                                    wrenches={"iiwa_link_7": W})
+                                    wrenches={IIWA_WRENCH_LINK: W})
         assert rel_err(other, ours) < 1e-12
 
 
