@@ -8,13 +8,18 @@ The public API (everything a user needs is importable from here)::
     jets = hd.time_derivatives(model, qjet, order=2)      # (..., 3, n): tau, tau', tau''
 """
 
+from .actuators import (SEA, VSA, ActuatorSet, AntagonisticExponential, CubicSpring, Rigid,
+                        load_actuators)
 from .closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
                           gravity_derivatives, mass_matrix_derivatives)
 from .crba import kinetic_energy, mass_matrix
 from .dynamics import inverse_dynamics, time_derivatives
 from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
+from .feedforward import FeedforwardResult, feedforward
 from .model import Frame, RobotModel
 from .robots import load_robot, robot_path, shipped_robots
+from .trajectory import (LimitReport, LimitViolation, Trajectory, load_trajectory,
+                         shipped_trajectories)
 from . import paper_examples
 
 __version__ = "0.1.0"
@@ -25,4 +30,7 @@ __all__ = [
     "mass_matrix_derivatives",
     "inverse_dynamics", "kinetic_energy", "load_robot", "mass_matrix", "robot_path",
     "shipped_robots", "time_derivatives",
+    "ActuatorSet", "AntagonisticExponential", "CubicSpring", "FeedforwardResult", "LimitReport",
+    "LimitViolation", "Rigid", "SEA", "Trajectory", "VSA", "feedforward", "load_actuators",
+    "load_trajectory", "shipped_trajectories",
 ]

@@ -1,0 +1,373 @@
+"""Joint trajectories as scipy B-splines: waypoint interpolation, smoothing fits, jets, checks.
+
+A :class:`Trajectory` maps time (s) to joint positions (rad or m) for a list of named joints.
+:meth:`Trajectory.jet` returns the derivative stack q^(0..m) that
+:func:`hod_dynamics.time_derivatives` consumes: torque order k needs q up to q^(k+2), so the
+trajectory must be C^(k+2) for a continuous tau^(k).
+
+Meaning of ``continuity = c``: the trajectory, extended by holding still before its start and
+after its end, has c continuous derivatives on the whole time axis (C^c). Derivatives of
+higher order exist piecewise (they jump at the span ends, and at the knots above the spline's
+own smoothness). Torque order k needs ``c >= k + 2``; the default 4 suits order 2.
+"""
+
+import os
+from dataclasses import dataclass, field
+from typing import List, Tuple
+
+import numpy as np
+from scipy.interpolate import BSpline, make_interp_spline, make_splprep
+
+from .errors import ModelError, TrajectoryError
+
+DEFAULT_CONTINUITY = 4
+_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "trajectories")
+_FILE_KEYS = {"robot", "joint_names", "times", "positions", "velocities", "accelerations",
+              "continuity"}
+
+
+# -- validation -----------------------------------------------------------------------------
+def _check_names(joint_names):
+    names = [str(nm) for nm in joint_names]
+    if not names:
+        raise TrajectoryError("a trajectory needs at least one joint name")
+    dup = sorted({nm for nm in names if names.count(nm) > 1})
+    if dup:
+        raise TrajectoryError(f"duplicate joint names {dup}")
+    return names
+
+
+def _check_times(times):
+    t = np.asarray(times, dtype=float)
+    if t.ndim != 1:
+        raise TrajectoryError(f"times must be a 1-D sequence (one per waypoint), got shape {t.shape}")
+    if len(t) < 2:
+        raise TrajectoryError(f"a trajectory needs at least two waypoints, got {len(t)}")
+    bad = np.flatnonzero(~np.isfinite(t))
+    if len(bad):
+        raise TrajectoryError(f"waypoint {bad[0]}: time {t[bad[0]]} is not finite")
+    bad = np.flatnonzero(np.diff(t) <= 0)
+    if len(bad):
+        i = bad[0] + 1
+        raise TrajectoryError(f"waypoint {i}: time {t[i]} s is not after waypoint {i - 1}'s "
+                              f"{t[i - 1]} s (times must increase strictly)")
+    return t
+
+
+def _check_rows(values, what, names, n_points):
+    """(n_points, n_joints) float array; errors name the waypoint and the joint."""
+    rows = list(values)
+    if len(rows) != n_points:
+        raise TrajectoryError(f"{what}: {len(rows)} waypoints given but {n_points} times")
+    for i, row in enumerate(rows):
+        size = np.size(row)
+        if np.ndim(row) != 1 or size != len(names):
+            raise TrajectoryError(f"waypoint {i}: {size} {what} for {len(names)} joints {names}")
+    a = np.asarray(rows, dtype=float)
+    bad = np.argwhere(~np.isfinite(a))
+    if len(bad):
+        i, j = bad[0]
+        raise TrajectoryError(f"waypoint {i}, joint '{names[j]}': {what[:-1]} {a[i, j]} is not finite")
+    return a
+
+
+def _check_at_rest(values, what, names):
+    """The span ends must be at rest: the trajectory holds still outside its span."""
+    for i in (0, len(values) - 1):
+        j = np.flatnonzero(np.abs(values[i]) > 1e-12)
+        if len(j):
+            raise TrajectoryError(f"waypoint {i}, joint '{names[j[0]]}': {what[:-1]} "
+                                  f"{values[i, j[0]]} must be 0 at the first and last waypoint "
+                                  "(the trajectory holds still outside its span)")
+
+
+def _check_continuity(continuity, upper=None):
+    if isinstance(continuity, bool) or not isinstance(continuity, (int, np.integer)) or continuity < 1:
+        raise TrajectoryError(f"continuity must be an integer >= 1, got {continuity!r}")
+    if upper is not None and continuity > upper:
+        raise TrajectoryError(f"continuity {continuity} exceeds {upper} (FITPACK degree <= 5)")
+    return int(continuity)
+
+
+# -- spline construction ---------------------------------------------------------------------
+def _hermite_spline(times, given, hold):
+    """Degree 2*hold+1 spline through ``given[nu]`` ((N, n) values of q^(nu) at every waypoint,
+    interior only for nu >= 1) with q^(1..hold) = 0 at both ends.
+
+    Each interior waypoint carries a knot of multiplicity len(given), so the spline is
+    C^(2 hold + 1 - len(given)) there; this is the classical Hermite (complete) spline, the
+    unique minimiser of the integral of |q^(hold+1)|^2 under these conditions. scipy has no
+    Hermite interpolant with interior derivative data, so the square collocation system is
+    assembled from scipy's B-spline basis and solved directly.
+    """
+    p, r = 2 * hold + 1, len(given) - 1
+    knots = np.r_[[times[0]] * (p + 1), np.repeat(times[1:-1], r + 1), [times[-1]] * (p + 1)]
+    n_coef = len(knots) - p - 1
+    basis = BSpline(knots, np.eye(n_coef), p)
+    rows, rhs = [basis(times)], [given[0]]
+    for nu in range(1, r + 1):
+        rows.append(basis.derivative(nu)(times[1:-1]))
+        rhs.append(given[nu][1:-1])
+    ends = times[[0, -1]]
+    for nu in range(1, hold + 1):
+        rows.append(basis.derivative(nu)(ends))
+        rhs.append(np.zeros((2, given[0].shape[1])))
+    coef = np.linalg.solve(np.vstack(rows), np.vstack(rhs))
+    return BSpline(knots, coef, p)
+
+
+def _noise_std(y):
+    """Noise standard deviation of each column of y (m, n) from its 6th differences.
+
+    For white noise of std s, the 6th difference has std s * sqrt(C(12, 6)) = s * sqrt(924);
+    the median absolute deviation (/0.6745) keeps the smooth signal's share out of the estimate.
+    """
+    d = np.diff(y, 6, axis=0)
+    return np.median(np.abs(d - np.median(d, axis=0)), axis=0) / 0.6745 / np.sqrt(924.0)
+
+
+# -- the trajectory --------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """Joint positions q(t) as a vector-valued scipy :class:`~scipy.interpolate.BSpline`.
+
+    ``joint_names`` (n,); ``spline`` maps t (s) to (n,) positions on ``[start, end]``;
+    ``continuity``: the number of continuous derivatives (see the module docstring);
+    ``waypoint_times`` the times the trajectory was built from. Outside ``[start, end]`` the
+    trajectory holds still: the end position, all derivatives zero.
+    Build it with :meth:`from_waypoints` or :meth:`from_samples`.
+    """
+
+    joint_names: Tuple[str, ...]
+    spline: BSpline
+    continuity: int
+    waypoint_times: np.ndarray
+    _derivatives: List[BSpline] = field(default_factory=list, repr=False)
+
+    @property
+    def start(self) -> float:
+        return float(self.waypoint_times[0])
+
+    @property
+    def end(self) -> float:
+        return float(self.waypoint_times[-1])
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.joint_names)
+
+    @classmethod
+    def from_waypoints(cls, joint_names, times, positions, velocities=None, accelerations=None, *,
+                       continuity=DEFAULT_CONTINUITY):
+        """Smooth interpolation of waypoints (e.g. a trajectory_msgs/JointTrajectory).
+
+        ``times`` (N,) s, strictly increasing, N >= 2; ``positions`` (N, n) rad or m, one
+        column per name of ``joint_names``; optional ``velocities`` / ``accelerations`` (N, n)
+        are matched exactly at every waypoint (they must be 0 at the first and last one).
+        The result passes exactly through the data, is C^``continuity`` on the whole time axis
+        and holds still outside ``[times[0], times[-1]]``: it is the spline of degree 2h+1,
+        h = max(continuity, number of derivative orders given), with q^(1..h) = 0 at both
+        ends that minimises the integral of |q^(h+1)|^2 (knots at the waypoints).
+        Raises :class:`TrajectoryError` naming the waypoint index and the joint at fault.
+        """
+        names = _check_names(joint_names)
+        continuity = _check_continuity(continuity)
+        t = _check_times(times)
+        given = [_check_rows(positions, "positions", names, len(t))]
+        for what, values in (("velocities", velocities), ("accelerations", accelerations)):
+            if values is None:
+                if what == "velocities" and accelerations is not None:
+                    raise TrajectoryError("accelerations given without velocities")
+                continue
+            given.append(_check_rows(values, what, names, len(t)))
+            _check_at_rest(given[-1], what, names)
+        hold = max(continuity, len(given) - 1)
+        if len(given) == 1:
+            zeros = [(nu, np.zeros(len(names))) for nu in range(1, hold + 1)]
+            spline = make_interp_spline(t, given[0], k=2 * hold + 1, bc_type=(zeros, zeros))
+        else:
+            spline = _hermite_spline(t, given, hold)
+        return cls(tuple(names), spline, continuity, t)
+
+    @classmethod
+    def from_samples(cls, joint_names, times, positions, *, smoothing=None,
+                     continuity=DEFAULT_CONTINUITY):
+        """Smoothing fit of noisy recorded positions (e.g. joint_states from a bag).
+
+        ``times`` (m,) strictly increasing, ``positions`` (m, n). The fit is a FITPACK
+        smoothing spline of degree ``continuity + 1`` (<= 5) with knots chosen by
+        :func:`scipy.interpolate.make_splprep` so that sum_i |(q_j(t_i) - y_ij) / s_j|^2
+        <= m n (the residual a noise of standard deviation s_j leaves). ``smoothing``: the
+        noise standard deviation s_j (rad or m), a number or one per joint; ``None``
+        estimates it from the data's 6th differences; 0 interpolates. Inside the sample span
+        the fit is C^``continuity``; outside it holds the end positions still (there the
+        derivatives jump to zero: trim the ends when they matter).
+        """
+        names = _check_names(joint_names)
+        continuity = _check_continuity(continuity, upper=4)
+        t = _check_times(times)
+        y = _check_rows(positions, "positions", names, len(t))
+        k = continuity + 1
+        if len(t) <= k:
+            raise TrajectoryError(f"a smoothing fit of degree {k} needs more than {k} samples, "
+                                  f"got {len(t)}")
+        s = _noise_std(y) if smoothing is None else np.broadcast_to(
+            np.asarray(smoothing, dtype=float), (len(names),))
+        if np.any(~np.isfinite(s)) or np.any(s < 0):
+            raise TrajectoryError(f"smoothing must be finite and >= 0, got {np.asarray(s).tolist()}")
+        scale = np.where(s > 0, s, 1.0)
+        total = float(len(t) * np.count_nonzero(s))
+        spline, _ = make_splprep(list((y / scale).T), u=t, k=k, s=total)
+        coef = np.asarray(spline.c).reshape(len(spline.t) - k - 1, -1) * scale
+        return cls(tuple(names), BSpline(spline.t, coef, k), continuity, t)
+
+    @classmethod
+    def from_yaml(cls, source):
+        """Waypoints from a YAML file (path) or an already parsed mapping with keys
+        ``joint_names``, ``times``, ``positions`` and optionally ``velocities``,
+        ``accelerations``, ``continuity`` (and ``robot``, informative); see
+        ``hod_dynamics/data/trajectories/iiwa14_demo.yaml``."""
+        if not isinstance(source, dict):
+            import yaml
+
+            try:
+                with open(source, encoding="utf-8") as fh:
+                    source = yaml.safe_load(fh)
+            except OSError as exc:
+                raise TrajectoryError(f"cannot read trajectory file {source}: {exc}") from None
+        if not isinstance(source, dict):
+            raise TrajectoryError("a trajectory file must hold a mapping")
+        unknown = sorted(set(source) - _FILE_KEYS)
+        missing = sorted({"joint_names", "times", "positions"} - set(source))
+        if unknown or missing:
+            raise TrajectoryError(f"trajectory file: unknown keys {unknown}, missing keys {missing}")
+        return cls.from_waypoints(source["joint_names"], source["times"], source["positions"],
+                                  source.get("velocities"), source.get("accelerations"),
+                                  continuity=source.get("continuity", DEFAULT_CONTINUITY))
+
+    # -- evaluation --------------------------------------------------------------------------
+    def _derivative(self, nu):
+        while len(self._derivatives) <= nu:
+            self._derivatives.append(self.spline.derivative(len(self._derivatives))
+                                     if self._derivatives else self.spline)
+        return self._derivatives[nu]
+
+    def jet(self, t, n_derivatives):
+        """Derivative stack q^(0..n_derivatives) at times ``t`` (s, any shape).
+
+        Returns (*t.shape, n_derivatives+1, n_joints), e.g. (len(t), n+1, n_joints). Outside
+        the span: the end position and zero derivatives. Rows above ``continuity`` are
+        piecewise (exact inside each knot interval).
+        """
+        if isinstance(n_derivatives, bool) or not isinstance(n_derivatives, (int, np.integer)) \
+                or n_derivatives < 0:
+            raise TrajectoryError(f"n_derivatives must be an integer >= 0, got {n_derivatives!r}")
+        t = np.asarray(t, dtype=float)
+        if not np.all(np.isfinite(t)):
+            raise TrajectoryError("evaluation times must be finite")
+        tc = np.clip(t, self.start, self.end)
+        inside = ((t >= self.start) & (t <= self.end))[..., None]
+        rows = [self._derivative(0)(tc)]
+        rows += [np.where(inside, self._derivative(nu)(tc), 0.0) for nu in range(1, n_derivatives + 1)]
+        return np.stack(rows, axis=-2)
+
+    def __call__(self, t):
+        """Positions (*t.shape, n_joints) at times t."""
+        return self.jet(t, 0)[..., 0, :]
+
+    # -- joint order ---------------------------------------------------------------------------
+    def for_model(self, model, *, allow_extra=False):
+        """This trajectory with its columns in ``model.joint_names`` order.
+
+        Joints the model does not know raise :class:`TrajectoryError` unless ``allow_extra``
+        (then they are dropped); joints of the model missing here always raise.
+        """
+        try:
+            idx = model.joint_order(self.joint_names, allow_extra=allow_extra)
+        except ModelError as exc:
+            raise TrajectoryError(f"trajectory joints do not match model '{model.name}': {exc}") from None
+        if np.array_equal(idx, np.arange(self.n_joints)) and self.n_joints == model.n_dof:
+            return self
+        spline = BSpline(self.spline.t, np.asarray(self.spline.c)[:, idx], self.spline.k)
+        return Trajectory(tuple(model.joint_names), spline, self.continuity, self.waypoint_times)
+
+    # -- limits --------------------------------------------------------------------------------
+    def check_limits(self, model, *, dt=0.002, effort_rate_limits=None):
+        """Check the URDF limits of ``model`` along the trajectory; returns a :class:`LimitReport`.
+
+        Position, velocity and effort (tau from inverse dynamics) are checked on a grid of
+        step ``dt`` (s) plus the waypoint times; the effort rate (N m/s) too when
+        ``effort_rate_limits`` (n,) is given. Infinite limits are skipped. Never raises on a
+        violation: the report lists the worst excess per joint and quantity.
+        """
+        from .dynamics import time_derivatives
+
+        traj = self.for_model(model, allow_extra=True)
+        t = np.union1d(np.arange(self.start, self.end, dt), self.waypoint_times)
+        order = 0 if effort_rate_limits is None else 1
+        qjet = traj.jet(t, order + 2)
+        taujet = time_derivatives(model, qjet, order)
+        checks = [("position", qjet[:, 0], model.lower, model.upper),
+                  ("velocity", qjet[:, 1], -model.velocity_limits, model.velocity_limits),
+                  ("effort", taujet[:, 0], -model.effort_limits, model.effort_limits)]
+        if effort_rate_limits is not None:
+            rate = np.broadcast_to(np.asarray(effort_rate_limits, dtype=float), (model.n_dof,))
+            checks.append(("effort_rate", taujet[:, 1], -rate, rate))
+        violations = []
+        for kind, values, lo, hi in checks:
+            excess = np.maximum(values - hi, lo - values)
+            for j in np.flatnonzero(excess.max(axis=0) > 0):
+                i = int(np.argmax(excess[:, j]))
+                limit = hi[j] if values[i, j] > hi[j] else lo[j]
+                violations.append(LimitViolation(kind, model.joint_names[j], float(t[i]),
+                                                 float(values[i, j]), float(limit)))
+        return LimitReport(tuple(violations), len(t))
+
+
+@dataclass(frozen=True)
+class LimitViolation:
+    """The worst excess of one quantity at one joint: ``value`` at time ``time`` (s) beyond
+    ``limit`` (same unit: rad, rad/s, N m, N m/s; m and N for prismatic joints)."""
+
+    kind: str
+    joint: str
+    time: float
+    value: float
+    limit: float
+
+    def __str__(self):
+        return (f"{self.kind} of joint '{self.joint}' reaches {self.value:.6g} at t = "
+                f"{self.time:.4f} s (limit {self.limit:.6g})")
+
+
+@dataclass(frozen=True)
+class LimitReport:
+    """Result of :meth:`Trajectory.check_limits`: ``violations`` (empty when all limits hold)
+    and the number of time samples checked."""
+
+    violations: Tuple[LimitViolation, ...]
+    n_samples: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def __str__(self):
+        if self.ok:
+            return f"all limits hold ({self.n_samples} samples)"
+        return "\n".join([f"{len(self.violations)} limit violation(s):"]
+                         + [f"  {v}" for v in self.violations])
+
+
+def shipped_trajectories():
+    """Names of the demo trajectories shipped under ``hod_dynamics/data/trajectories``."""
+    return sorted(f[:-5] for f in os.listdir(_DIR) if f.endswith(".yaml"))
+
+
+def load_trajectory(name):
+    """A shipped demo trajectory by name (see :func:`shipped_trajectories`) or a YAML path."""
+    path = name if os.path.isfile(name) else os.path.join(_DIR, f"{name}.yaml")
+    if not os.path.isfile(path):
+        raise TrajectoryError(f"no trajectory file or shipped trajectory '{name}'; shipped: "
+                              f"{shipped_trajectories()}")
+    return Trajectory.from_yaml(path)
