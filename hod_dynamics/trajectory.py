@@ -22,6 +22,7 @@ from .errors import ModelError, TrajectoryError
 
 DEFAULT_CONTINUITY = 4
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "trajectories")
+_SINGULAR = {"positions": "position", "velocities": "velocity", "accelerations": "acceleration"}
 _FILE_KEYS = {"robot", "joint_names", "times", "positions", "velocities", "accelerations",
               "continuity"}
 
@@ -67,7 +68,7 @@ def _check_rows(values, what, names, n_points):
     bad = np.argwhere(~np.isfinite(a))
     if len(bad):
         i, j = bad[0]
-        raise TrajectoryError(f"waypoint {i}, joint '{names[j]}': {what[:-1]} {a[i, j]} is not finite")
+        raise TrajectoryError(f"waypoint {i}, joint '{names[j]}': {_SINGULAR[what]} {a[i, j]} is not finite")
     return a
 
 
@@ -76,7 +77,7 @@ def _check_at_rest(values, what, names):
     for i in (0, len(values) - 1):
         j = np.flatnonzero(np.abs(values[i]) > 1e-12)
         if len(j):
-            raise TrajectoryError(f"waypoint {i}, joint '{names[j[0]]}': {what[:-1]} "
+            raise TrajectoryError(f"waypoint {i}, joint '{names[j[0]]}': {_SINGULAR[what]} "
                                   f"{values[i, j[0]]} must be 0 at the first and last waypoint "
                                   "(the trajectory holds still outside its span)")
 
