@@ -44,6 +44,12 @@ def panda():
     return erd_model("panda")
 
 
+@pytest.fixture(scope="session")
+def panda_pinocchio():
+    """(our Panda model, PinocchioRobot of the same URDF), fingers locked."""
+    return pinocchio_robot("panda")
+
+
 @pytest.fixture(scope="session", params=[(12, 1), (25, 2), (40, 3)])
 def random_tree(request):
     """(urdf text, model) of a random tree with fixed, prismatic and oddly oriented joints."""
