@@ -30,7 +30,7 @@ from typing import Tuple, Union
 import numpy as np
 from scipy.optimize import newton
 
-from .errors import InputError
+from .errors import InputError, TrajectoryError
 from .jets import cauchy_scale, factorials
 from .trajectory import Trajectory
 
@@ -150,6 +150,9 @@ class VSA:
     def stiffness_jet(self, t, K):
         """sigma^(0..K-1) at times t: (B, K)."""
         if isinstance(self.stiffness, Trajectory):
+            if self.stiffness.continuity < K - 1:
+                raise TrajectoryError(f"stiffness trajectory '{self.stiffness.joint_names[0]}' is "
+                                      f"C^{self.stiffness.continuity} but sigma^({K - 1}) is needed")
             return self.stiffness.jet(t, K - 1)[..., 0]
         out = np.zeros(np.shape(t) + (K,))
         out[..., 0] = self.stiffness
@@ -173,9 +176,12 @@ class VSA:
         if np.any(sigma <= 0) and isinstance(self.spring, CubicSpring):
             raise InputError(f"joint '{joint}': stiffness setting must stay > 0, got min {sigma.min()}")
         d0 = tau / self.spring.slope(np.zeros_like(tau), sigma)
+        # convex/concave odd springs: Newton from the linearisation converges monotonically;
+        # once a step is below tol, the quadratic convergence has reached machine precision
+        tol = 1e-13 * max(1.0, float(np.abs(d0).max(initial=0.0)))
         d = newton(lambda d: self.spring.torque(d, sigma) - tau, d0,
-                   fprime=lambda d: self.spring.slope(d, sigma), tol=1e-15, rtol=1e-14,
-                   maxiter=100, full_output=False, disp=False)
+                   fprime=lambda d: self.spring.slope(d, sigma), tol=tol, rtol=0.0,
+                   maxiter=100, disp=False)
         residual = np.abs(self.spring.torque(d, sigma) - tau)
         if not np.all(residual <= 1e-9 * np.maximum(1.0, np.abs(tau))):
             raise InputError(f"joint '{joint}': cannot invert the spring for tau = "
@@ -237,6 +243,8 @@ def _stiffness_setting(value, joint):
 
 
 def _actuator_from_spec(joint, spec):
+    if spec is not None and not isinstance(spec, dict):
+        raise InputError(f"joint '{joint}': actuator spec must be a mapping, got {spec!r}")
     spec = dict(spec or {})
     kind = spec.pop("type", "rigid")
     keys = {"rigid": set(), "sea": {"stiffness", "motor_inertia", "motor_damping", "gear_ratio"},
@@ -296,7 +304,9 @@ def load_actuators(source, model):
             raise InputError(f"cannot read actuator file {source}: {exc}") from None
     if not isinstance(source, dict):
         raise InputError(f"actuator configuration must be a mapping, got {type(source).__name__}")
-    specs = source.get("actuators", source)
+    specs = source.get("actuators", source) or {}
+    if not isinstance(specs, dict):
+        raise InputError(f"'actuators' must map joint names to specs, got {type(specs).__name__}")
     unknown = sorted(set(specs) - set(model.joint_names))
     if unknown:
         raise InputError(f"actuators for unknown joints {unknown}; model '{model.name}' has "

@@ -56,7 +56,8 @@ def feedforward(model, trajectory, t, order, actuators=None):
     """tau-jets and motor references along ``trajectory`` at times ``t``.
 
     ``model``: a :class:`RobotModel`; ``trajectory``: a :class:`Trajectory` whose joints
-    match the model (any order, mapped by name); ``t`` (B,) times (s, a scalar gives B = 1);
+    match the model (any order, mapped by name; drop extra joints first with
+    ``trajectory.for_model(model, allow_extra=True)``); ``t`` (B,) times (s, a scalar gives B = 1);
     ``order``: the torque order k >= 0; ``actuators``: None (rigid, no motor references), an
     :class:`~hod_dynamics.actuators.ActuatorSet`, a dict or a YAML path for
     :func:`~hod_dynamics.actuators.load_actuators`. Returns a :class:`FeedforwardResult`.

@@ -128,6 +128,8 @@ SEA_SPEC = {"type": "sea", "stiffness": 1000.0, "motor_inertia": 0.5}
                        "stiffness": {"times": [0, 1], "vals": [1, 2]}}},
      r"joint 'iiwa_joint_5': unknown stiffness keys \['vals'\]"),
     ([1, 2], "must be a mapping"),
+    ({"actuators": [1]}, "'actuators' must map joint names"),
+    ({"iiwa_joint_1": "sea"}, "joint 'iiwa_joint_1': actuator spec must be a mapping"),
 ])
 def test_configuration_errors_name_the_fault(iiwa, config, pattern):
     with pytest.raises(InputError, match=pattern):
@@ -138,3 +140,11 @@ def test_stiffness_setting_must_stay_positive():
     act = hd.VSA(hd.CubicSpring(100.0, 1.0), -0.5, 0.5)
     with pytest.raises(InputError, match="joint 'j7': stiffness setting must stay > 0"):
         act.deflection(np.zeros(3), np.ones((3, 3)), "j7")
+
+
+def test_stiffness_trajectory_must_be_smooth_enough():
+    sigma = hd.Trajectory.from_waypoints(["s"], [0, 1], [[1.0], [2.0]], continuity=2)
+    act = hd.VSA(hd.CubicSpring(100.0, 1.0), sigma, 0.5)
+    act.deflection(np.zeros(2), np.ones((2, 3)), "j")
+    with pytest.raises(hd.TrajectoryError, match="C\\^2 but sigma\\^\\(3\\) is needed"):
+        act.deflection(np.zeros(2), np.ones((2, 4)), "j")
