@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import List, Tuple
 
 import numpy as np
-from scipy.interpolate import BSpline, make_interp_spline, make_splprep
+from scipy.interpolate import BSpline, make_interp_spline
 
 from .errors import ModelError, TrajectoryError
 
@@ -197,7 +197,7 @@ class Trajectory:
 
         ``times`` (m,) strictly increasing, ``positions`` (m, n). The fit is a FITPACK
         smoothing spline of degree ``continuity + 1`` (<= 5) with knots chosen by
-        :func:`scipy.interpolate.make_splprep` so that sum_i |(q_j(t_i) - y_ij) / s_j|^2
+        :func:`scipy.interpolate.make_splprep` (scipy >= 1.15) so that sum_i |(q_j(t_i) - y_ij) / s_j|^2
         <= m n (the residual a noise of standard deviation s_j leaves). ``smoothing``: the
         noise standard deviation s_j (rad or m), a number or one per joint; ``None``
         estimates it from the data's 6th differences; 0 interpolates. Inside the sample span
@@ -216,6 +216,10 @@ class Trajectory:
             np.asarray(smoothing, dtype=float), (len(names),))
         if np.any(~np.isfinite(s)) or np.any(s < 0):
             raise TrajectoryError(f"smoothing must be finite and >= 0, got {np.asarray(s).tolist()}")
+        try:
+            from scipy.interpolate import make_splprep
+        except ImportError:   # scipy < 1.15 (e.g. Ubuntu 24.04's python3-scipy)
+            raise TrajectoryError("smoothing fits need scipy >= 1.15 (make_splprep)") from None
         scale = np.where(s > 0, s, 1.0)
         total = float(len(t) * np.count_nonzero(s))
         spline, _ = make_splprep(list((y / scale).T), u=t, k=k, s=total)
