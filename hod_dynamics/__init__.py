@@ -12,12 +12,15 @@ from .crba import kinetic_energy, mass_matrix
 from .dynamics import inverse_dynamics, time_derivatives
 from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
 from .model import Frame, RobotModel
+from .partials import (id_partials, id_partials_directional, id_second_order_rate,
+                       id_second_partials)
 from .robots import load_robot, robot_path, shipped_robots
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Frame", "HodDynamicsError", "InputError", "ModelError", "RobotModel", "TrajectoryError",
+    "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",
     "inverse_dynamics", "kinetic_energy", "load_robot", "mass_matrix", "robot_path",
     "shipped_robots", "time_derivatives",
 ]

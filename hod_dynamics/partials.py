@@ -1,0 +1,296 @@
+"""First- and second-order partial derivatives of inverse dynamics (seed 002, IDSVA style).
+
+Everything is resolved in the base (world) frame, where a change of ``q_j`` moves the whole
+subtree of joint j rigidly about the world screw ``S_j``. For body l with parent p (twists
+``(omega, v)``, wrenches ``(t, f)``, ``ad*(V) = -ad(V)^T``, "k <= l": k is l or an ancestor of l):
+
+- ``S_l = Ad(T_l) X_l``; ``V_l = sum_{k<=l} S_k qd_k``; ``Sd_l = ad(V_p) S_l`` (= dS_l/dt);
+  ``A_l = (0, -g) + sum_{k<=l} (S_k qdd_k + Sd_k qd_k)`` (spatial acceleration incl. gravity);
+  ``alpha_l = ad(A_p) S_l + ad(V_p) Sd_l``; world inertia ``I_l``, its rate
+  ``Id_l = ad*(V_l) I_l - I_l ad(V_l)``, momentum ``h_l = I_l V_l``,
+  force ``f_l = I_l A_l + ad*(V_l) h_l``; ``tau_i = S_i^T sum_{l>=i} f_l``.
+- Subtree (composite) sums ``Ic, Bc, hc, F`` of ``I, Id, h, f``.
+
+Differentiating with the rigid-subtree rule (``d S_l / d q_k = ad(S_k) S_l``,
+``d I_l / d q_k = ad*(S_k) I_l - I_l ad(S_k)`` for k <= l) gives, for every pair (i, j),
+
+- j <= i: ``d tau_i / d x_j = S_i^T (Ic_i x_j + Bc_i y_j + ad*(y_j) hc_i)``,
+- i <  j: ``d tau_i / d x_j = S_i^T (z_j + Ic_j x_j + Bc_j y_j + ad*(y_j) hc_j)``,
+- 0 when i and j lie on different branches,
+
+with ``(x, y, z) = (alpha, Sd, ad*(S) F)`` for ``x = q``, ``(2 Sd, S, 0)`` for ``x = qd`` and
+``(S, 0, 0)`` for ``x = qdd`` (the mass matrix). The second-order partials are the forward-mode
+(tangent) derivatives of that assembly: the tangents of ``S, V, A, I`` along any direction
+follow the same recursions (``dS_l = ad(U_l) S_l`` with ``U_l = sum_{k<=l} dq_k S_k``), and the
+product rule carries them through. A direction can be a unit vector per joint (full tensors,
+O(n^3)) or one given vector (directional derivatives, O(n^2)).
+
+Sums along the tree are einsums with the (n, n) ancestor mask, so only the pose recursion
+loops over bodies; no Python loop runs over samples.
+"""
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from .jets import cross
+from .model import check_state
+from .spatial import Ad, inverse, screw_exp
+
+
+# -- spatial cross products on (..., 6) arrays ------------------------------------------------------
+def _ad(a, b):
+    """``ad(a) b`` for twists a, b (..., 6), broadcasting."""
+    w, v = a[..., :3], a[..., 3:]
+    return np.concatenate([cross(w, b[..., :3]), cross(w, b[..., 3:]) + cross(v, b[..., :3])], -1)
+
+
+def _adstar(a, f):
+    """``ad*(a) f = -ad(a)^T f`` for a twist a and a wrench f (..., 6), broadcasting."""
+    w, v = a[..., :3], a[..., 3:]
+    return np.concatenate([cross(w, f[..., :3]) + cross(v, f[..., 3:]), cross(w, f[..., 3:])], -1)
+
+
+def _inertia_rate(a, I):
+    """``ad*(a) I - I ad(a)`` for a twist a (..., 6) and a symmetric inertia I (..., 6, 6)."""
+    Nt = _adstar(a[..., None, :], np.swapaxes(I, -1, -2))
+    return Nt + np.swapaxes(Nt, -1, -2)
+
+
+def _mv(M, x):
+    return (M @ x[..., None])[..., 0]
+
+
+# -- the tree in masks ------------------------------------------------------------------------------
+def _masks(model):
+    """``anc[l, k] = 1`` if k is l or an ancestor of l; ``below[i, j]``: j strictly below i."""
+    n = model.n_dof
+    anc = np.zeros((n, n))
+    for l, chain in enumerate(model.ancestors):
+        anc[l, list(chain)] = 1.0
+    below = (anc.T > 0) & ~np.eye(n, dtype=bool)
+    return anc, anc > 0, below
+
+
+def _parent_of(model, X, base):
+    """Values of the parent of every body: X (..., n, 6) -> (..., n, 6), ``base`` for roots."""
+    pad = np.concatenate([np.broadcast_to(base, X[..., :1, :].shape), X], axis=-2)
+    return pad[..., model.parents + 1, :]
+
+
+def _down(anc, X):
+    """Sum over each body's path to the base: ``sum_{k<=l} X_k`` over axis -2 of X (..., n, 6)."""
+    return np.einsum("lk,...ka->...la", anc, X)
+
+
+def _subtree(anc, X, lead):
+    """Composite sums ``sum_{l>=c} X_l`` over the body axis (index ``lead``) of X."""
+    return np.moveaxis(np.tensordot(anc, np.moveaxis(X, lead, 0), axes=(0, 0)), 0, lead)
+
+
+# -- primal state -----------------------------------------------------------------------------------
+def _state(model, q, qd, qdd):
+    """World-frame RNEA quantities for a flat batch q, qd, qdd (B, n)."""
+    n = model.n_dof
+    anc, ancb, below = _masks(model)
+    C = model.references @ screw_exp(model.screws, q)
+    T = np.empty_like(C)
+    for l, p in enumerate(model.parents):
+        T[:, l] = C[:, l] if p < 0 else T[:, p] @ C[:, l]
+    S = np.einsum("bnij,nj->bni", Ad(T), model.screws)
+    Ainv = Ad(inverse(T))
+    I = np.swapaxes(Ainv, -1, -2) @ model.inertias @ Ainv
+    g0 = np.concatenate([np.zeros(3), -model.gravity])
+    zero = np.zeros(6)
+    V = _down(anc, S * qd[..., None])
+    Vp = _parent_of(model, V, zero)
+    Sd = _ad(Vp, S)
+    A = g0 + _down(anc, S * qdd[..., None] + Sd * qd[..., None])
+    Ap = _parent_of(model, A, g0)
+    st = SimpleNamespace(model=model, n=n, anc=anc, ancb=ancb, below=below, qd=qd, qdd=qdd,
+                         S=S, I=I, V=V, Vp=Vp, A=A, Ap=Ap, Sd=Sd,
+                         alpha=_ad(Ap, S) + _ad(Vp, Sd))
+    h = _mv(I, V)
+    _composites(st, st, I, _inertia_rate(V, I), h, _mv(I, A) + _adstar(V, h), lead=1)
+    return st
+
+
+def _composites(st, out, I, Id, h, f, lead):
+    out.Ic = _subtree(st.anc, I, lead)
+    out.Bc = _subtree(st.anc, Id, lead)
+    out.hc = _subtree(st.anc, h, lead)
+    out.F = _subtree(st.anc, f, lead)
+
+
+# -- tangents ---------------------------------------------------------------------------------------
+def _tangent(st, dq=None, dqd=None, dqdd=None):
+    """Forward-mode derivatives of the state along K directions.
+
+    ``dq, dqd, dqdd`` (B, K, n) or None (zero). Returns a namespace of tangents with shape
+    (B, K, n, ...) of S, I, Sd, alpha and the composites.
+    """
+    K = next(d.shape[1] for d in (dq, dqd, dqdd) if d is not None)
+    S, I, V, A = st.S[:, None], st.I[:, None], st.V[:, None], st.A[:, None]
+    Vp, Ap, Sd = st.Vp[:, None], st.Ap[:, None], st.Sd[:, None]
+    qd, qdd = st.qd[:, None, :, None], st.qdd[:, None, :, None]
+    shape = (S.shape[0], K) + S.shape[2:]
+    if dq is not None:
+        U = _down(st.anc, dq[..., None] * S)
+        dS, dI = _ad(U, S), _inertia_rate(U, I)
+    else:
+        dS, dI = np.zeros(shape), np.zeros(shape + (6,))
+    dV = _down(st.anc, dS * qd + (0.0 if dqd is None else dqd[..., None] * S))
+    dVp = _parent_of(st.model, dV, np.zeros(6))
+    dSd = _ad(dVp, S) + _ad(Vp, dS)
+    dA_local = dS * qdd + dSd * qd
+    if dqd is not None:
+        dA_local = dA_local + dqd[..., None] * Sd
+    if dqdd is not None:
+        dA_local = dA_local + dqdd[..., None] * S
+    dA = _down(st.anc, dA_local)
+    dAp = _parent_of(st.model, dA, np.zeros(6))
+    out = SimpleNamespace(S=dS, Sd=dSd, alpha=_ad(dAp, S) + _ad(Ap, dS) + _ad(dVp, Sd) + _ad(Vp, dSd))
+    h = _mv(I, V)
+    dh = _mv(dI, V) + _mv(I, dV)
+    df = _mv(dI, A) + _mv(I, dA) + _adstar(dV, h) + _adstar(V, dh)
+    dId = _inertia_rate(dV, I) + _inertia_rate(V, dI)
+    _composites(st, out, dI, dId, dh, df, lead=2)
+    return out
+
+
+# -- assembly of d tau_i / d x_j ----------------------------------------------------------------------
+def _inputs(st, dst, wrt):
+    """(x, y, z) of the assembly for ``wrt`` in ("q", "qd", "qdd") and their tangents."""
+    if wrt == "q":
+        prim = (st.alpha, st.Sd, _adstar(st.S, st.F))
+        if dst is None:
+            return prim, None
+        S = st.S[:, None]
+        return prim, (dst.alpha, dst.Sd, _adstar(dst.S, st.F[:, None]) + _adstar(S, dst.F))
+    if wrt == "qd":
+        return (2.0 * st.Sd, st.S, None), (None if dst is None else (2.0 * dst.Sd, dst.S, None))
+    return (st.S, None, None), (None if dst is None else (dst.S, None, None))
+
+
+def _select(st, low, high):
+    """Combine the two cases of the pair (i, j) on axes (1, 2)."""
+    extra = (None,) * (low.ndim - 3)
+    return np.where(st.ancb[(None, ...) + extra], low,
+                    np.where(st.below[(None, ...) + extra], high, 0.0))
+
+
+def _assemble(st, wrt):
+    """d tau / d wrt (B, n, n) from the primal state."""
+    (x, y, z), _ = _inputs(st, None, wrt)
+    low = np.einsum("bia,bja->bij", _mv(st.Ic, st.S), x)
+    w = _mv(st.Ic, x)
+    if y is not None:
+        Q = _mv(st.Bc, st.S) - _adstar(st.S, st.hc)
+        low = low + np.einsum("bia,bja->bij", Q, y)
+        w = w + _mv(st.Bc, y) + _adstar(y, st.hc)
+    if z is not None:
+        w = w + z
+    return _select(st, low, np.einsum("bia,bja->bij", st.S, w))
+
+
+def _assemble_tangent(st, dst, wrt):
+    """Derivative of d tau / d wrt along the K directions of ``dst``: (B, n, n, K)."""
+    (x, y, z), (dx, dy, dz) = _inputs(st, dst, wrt)
+    S, Ic, Bc, hc = st.S, st.Ic, st.Bc, st.hc
+    S_, Ic_, Bc_, hc_ = S[:, None], Ic[:, None], Bc[:, None], hc[:, None]
+    P, dP = _mv(Ic, S), _mv(dst.Ic, S_) + _mv(Ic_, dst.S)
+    low = np.einsum("bkia,bja->bijk", dP, x) + np.einsum("bia,bkja->bijk", P, dx)
+    w = _mv(Ic, x)
+    dw = _mv(dst.Ic, x[:, None]) + _mv(Ic_, dx)
+    if y is not None:
+        Q = _mv(Bc, S) - _adstar(S, hc)
+        dQ = _mv(dst.Bc, S_) + _mv(Bc_, dst.S) - _adstar(dst.S, hc_) - _adstar(S_, dst.hc)
+        low = low + np.einsum("bkia,bja->bijk", dQ, y) + np.einsum("bia,bkja->bijk", Q, dy)
+        w = w + _mv(Bc, y) + _adstar(y, hc)
+        dw = (dw + _mv(dst.Bc, y[:, None]) + _mv(Bc_, dy) + _adstar(dy, hc_)
+              + _adstar(y[:, None], dst.hc))
+    if z is not None:
+        w, dw = w + z, dw + dz
+    high = np.einsum("bkia,bja->bijk", dst.S, w) + np.einsum("bia,bkja->bijk", S, dw)
+    return _select(st, low, high)
+
+
+# -- public API -------------------------------------------------------------------------------------
+def _flat(model, **arrays):
+    arrays = dict(zip(arrays, check_state(model, **arrays)))
+    batch = next(iter(arrays.values())).shape[:-1]
+    return batch, [a.reshape(-1, model.n_dof) for a in arrays.values()]
+
+
+def id_partials(model, q, qd, qdd):
+    """First-order partial derivatives of inverse dynamics tau(q, qd, qdd).
+
+    ``q, qd, qdd`` (..., n) in the model's joint order (rad, rad/s, rad/s^2; m for prismatic),
+    broadcast together. Returns ``(dtau_dq, dtau_dqd, M)``, each (..., n, n) with
+    ``[..., i, j] = d tau_i / d x_j`` (``M = d tau / d qdd`` is the mass matrix). Same numbers
+    as Pinocchio's ``computeRNEADerivatives``. Raises InputError naming a bad argument.
+    """
+    batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
+    st = _state(model, q, qd, qdd)
+    n = model.n_dof
+    return tuple(_assemble(st, wrt).reshape(batch + (n, n)) for wrt in ("q", "qd", "qdd"))
+
+
+def id_second_partials(model, q, qd, qdd):
+    """Second-order partial derivatives of inverse dynamics (seed 002).
+
+    Returns ``(d2tau_dqdq, d2tau_dqddqd, d2tau_dqdqd, dM_dq)``, each (..., n, n, n), indexed
+    ``[..., i, j, k]`` (Pinocchio's order):
+
+    - ``d2tau_dqdq[i, j, k] = d^2 tau_i / dq_j dq_k`` (symmetric in j, k),
+    - ``d2tau_dqddqd[i, j, k] = d^2 tau_i / dqd_j dqd_k`` (symmetric in j, k; it depends on
+      q only),
+    - ``d2tau_dqdqd[i, j, k] = d^2 tau_i / dq_j dqd_k``,
+    - ``dM_dq[i, j, k] = d M_ij / dq_k`` (symmetric in i, j); it is also ``d^2 tau_i / dqdd_j dq_k``.
+
+    Cost O(n^3) per sample; use :func:`id_partials_directional` for contractions.
+    """
+    batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
+    st = _state(model, q, qd, qdd)
+    n = model.n_dof
+    eye = np.broadcast_to(np.eye(n), (q.shape[0], n, n))
+    dst_q, dst_v = _tangent(st, dq=eye), _tangent(st, dqd=eye)
+    out = (_assemble_tangent(st, dst_q, "q"), _assemble_tangent(st, dst_v, "qd"),
+           _assemble_tangent(st, dst_v, "q"), _assemble_tangent(st, dst_q, "qdd"))
+    return tuple(t.reshape(batch + (n, n, n)) for t in out)
+
+
+def id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd):
+    """Directional derivative of the first-order partials along ``(dq, dqd, dqdd)``, O(n^2).
+
+    Returns ``(D dtau_dq, D dtau_dqd, D M)``, each (..., n, n), the derivatives of the three
+    matrices of :func:`id_partials` along the state direction; in terms of the tensors of
+    :func:`id_second_partials` (sums over k)::
+
+        D dtau_dq[i, j]  = d2tau_dqdq[i, j, k] dq_k + d2tau_dqdqd[i, j, k] dqd_k + dM_dq[i, k, j] dqdd_k
+        D dtau_dqd[i, j] = d2tau_dqdqd[i, k, j] dq_k + d2tau_dqddqd[i, j, k] dqd_k
+        D M[i, j]        = dM_dq[i, j, k] dq_k
+
+    With ``(dq, dqd, dqdd) = (qd, qdd, q^(3))`` these are the time derivatives of the partials
+    along a trajectory, so ``tau_dd = D dtau_dq qd + dtau_dq qdd + D dtau_dqd qdd + dtau_dqd q3
+    + D M q3 + M q4`` (see :func:`id_second_order_rate`).
+    """
+    batch, (q, qd, qdd, dq, dqd, dqdd) = _flat(model, q=q, qd=qd, qdd=qdd, dq=dq, dqd=dqd,
+                                               dqdd=dqdd)
+    st = _state(model, q, qd, qdd)
+    dst = _tangent(st, dq[:, None], dqd[:, None], dqdd[:, None])
+    n = model.n_dof
+    return tuple(_assemble_tangent(st, dst, wrt)[..., 0].reshape(batch + (n, n))
+                 for wrt in ("q", "qd", "qdd"))
+
+
+def id_second_order_rate(model, q, qd, qdd, q3):
+    """``T_qq[qd, qd] + 2 T_qv[qd, qdd] + T_vv[qdd, qdd] + 2 (dM/dq . qd) q3`` (..., n), O(n^2).
+
+    The part of the second time derivative of tau that the second-order partials contribute
+    (REFERENCE.md sec. 3): ``tau_dd = this + dtau_dq qdd + dtau_dqd q3 + M q4``.
+    """
+    DTq, DTv, DM = id_partials_directional(model, q, qd, qdd, qd, qdd, q3)
+    q, qd, qdd, q3 = check_state(model, q=q, qd=qd, qdd=qdd, q3=q3)
+    return (np.einsum("...ij,...j->...i", DTq, qd) + np.einsum("...ij,...j->...i", DTv, qdd)
+            + np.einsum("...ij,...j->...i", DM, q3))
