@@ -275,13 +275,16 @@ def id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd):
     along a trajectory, so ``tau_dd = D dtau_dq qd + dtau_dq qdd + D dtau_dqd qdd + dtau_dqd q3
     + D M q3 + M q4`` (see :func:`id_second_order_rate`).
     """
-    batch, (q, qd, qdd, dq, dqd, dqdd) = _flat(model, q=q, qd=qd, qdd=qdd, dq=dq, dqd=dqd,
-                                               dqdd=dqdd)
+    batch, flat = _flat(model, q=q, qd=qd, qdd=qdd, dq=dq, dqd=dqd, dqdd=dqdd)
+    n = model.n_dof
+    return tuple(D.reshape(batch + (n, n)) for D in _directional(model, *flat))
+
+
+def _directional(model, q, qd, qdd, dq, dqd, dqdd):
+    """Directional derivatives (B, n, n) of the partials for flat, validated arrays (B, n)."""
     st = _state(model, q, qd, qdd)
     dst = _tangent(st, dq[:, None], dqd[:, None], dqdd[:, None])
-    n = model.n_dof
-    return tuple(_assemble_tangent(st, dst, wrt)[..., 0].reshape(batch + (n, n))
-                 for wrt in ("q", "qd", "qdd"))
+    return tuple(_assemble_tangent(st, dst, wrt)[..., 0] for wrt in ("q", "qd", "qdd"))
 
 
 def id_second_order_rate(model, q, qd, qdd, q3):
@@ -290,7 +293,7 @@ def id_second_order_rate(model, q, qd, qdd, q3):
     The part of the second time derivative of tau that the second-order partials contribute
     (REFERENCE.md sec. 3): ``tau_dd = this + dtau_dq qdd + dtau_dqd q3 + M q4``.
     """
-    DTq, DTv, DM = id_partials_directional(model, q, qd, qdd, qd, qdd, q3)
-    q, qd, qdd, q3 = check_state(model, q=q, qd=qd, qdd=qdd, q3=q3)
-    return (np.einsum("...ij,...j->...i", DTq, qd) + np.einsum("...ij,...j->...i", DTv, qdd)
-            + np.einsum("...ij,...j->...i", DM, q3))
+    batch, (q, qd, qdd, q3) = _flat(model, q=q, qd=qd, qdd=qdd, q3=q3)
+    DTq, DTv, DM = _directional(model, q, qd, qdd, qd, qdd, q3)
+    out = _mv(DTq, qd) + _mv(DTv, qdd) + _mv(DM, q3)
+    return out.reshape(batch + (model.n_dof,))
