@@ -25,8 +25,8 @@ follow the same recursions (``dS_l = ad(U_l) S_l`` with ``U_l = sum_{k<=l} dq_k 
 product rule carries them through. A direction can be a unit vector per joint (full tensors,
 O(n^3)) or one given vector (directional derivatives, O(n^2)).
 
-Sums along the tree are einsums with the (n, n) ancestor mask, so only the pose recursion
-loops over bodies; no Python loop runs over samples.
+Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on whole arrays;
+no Python loop runs over samples.
 """
 
 from types import SimpleNamespace
@@ -58,7 +58,12 @@ def _inertia_rate(a, I):
 
 
 def _mv(M, x):
-    return (M @ x[..., None])[..., 0]
+    return np.einsum("...ij,...j->...i", M, x)
+
+
+def _outer(a, b):
+    """``[..., i, j] = a_i . b_j`` for a (..., n, 6), b (..., m, 6), broadcasting (BLAS)."""
+    return a @ np.swapaxes(b, -1, -2)
 
 
 # -- the tree in masks ------------------------------------------------------------------------------
@@ -78,14 +83,24 @@ def _parent_of(model, X, base):
     return pad[..., model.parents + 1, :]
 
 
-def _down(anc, X):
+def _down(model, X):
     """Sum over each body's path to the base: ``sum_{k<=l} X_k`` over axis -2 of X (..., n, 6)."""
-    return np.einsum("lk,...ka->...la", anc, X)
+    out = np.array(X)
+    for l, p in enumerate(model.parents):
+        if p >= 0:
+            out[..., l, :] += out[..., p, :]
+    return out
 
 
-def _subtree(anc, X, lead):
+def _subtree(model, X, lead):
     """Composite sums ``sum_{l>=c} X_l`` over the body axis (index ``lead``) of X."""
-    return np.moveaxis(np.tensordot(anc, np.moveaxis(X, lead, 0), axes=(0, 0)), 0, lead)
+    out = np.array(X)
+    view = np.moveaxis(out, lead, 0)
+    for l in reversed(range(model.n_dof)):
+        p = model.parents[l]
+        if p >= 0:
+            view[p] += view[l]
+    return out
 
 
 # -- primal state -----------------------------------------------------------------------------------
@@ -102,10 +117,10 @@ def _state(model, q, qd, qdd):
     I = np.swapaxes(Ainv, -1, -2) @ model.inertias @ Ainv
     g0 = np.concatenate([np.zeros(3), -model.gravity])
     zero = np.zeros(6)
-    V = _down(anc, S * qd[..., None])
+    V = _down(model, S * qd[..., None])
     Vp = _parent_of(model, V, zero)
     Sd = _ad(Vp, S)
-    A = g0 + _down(anc, S * qdd[..., None] + Sd * qd[..., None])
+    A = g0 + _down(model, S * qdd[..., None] + Sd * qd[..., None])
     Ap = _parent_of(model, A, g0)
     st = SimpleNamespace(model=model, n=n, anc=anc, ancb=ancb, below=below, qd=qd, qdd=qdd,
                          S=S, I=I, V=V, Vp=Vp, A=A, Ap=Ap, Sd=Sd,
@@ -116,10 +131,10 @@ def _state(model, q, qd, qdd):
 
 
 def _composites(st, out, I, Id, h, f, lead):
-    out.Ic = _subtree(st.anc, I, lead)
-    out.Bc = _subtree(st.anc, Id, lead)
-    out.hc = _subtree(st.anc, h, lead)
-    out.F = _subtree(st.anc, f, lead)
+    out.Ic = _subtree(st.model, I, lead)
+    out.Bc = _subtree(st.model, Id, lead)
+    out.hc = _subtree(st.model, h, lead)
+    out.F = _subtree(st.model, f, lead)
 
 
 # -- tangents ---------------------------------------------------------------------------------------
@@ -135,11 +150,11 @@ def _tangent(st, dq=None, dqd=None, dqdd=None):
     qd, qdd = st.qd[:, None, :, None], st.qdd[:, None, :, None]
     shape = (S.shape[0], K) + S.shape[2:]
     if dq is not None:
-        U = _down(st.anc, dq[..., None] * S)
+        U = _down(st.model, dq[..., None] * S)
         dS, dI = _ad(U, S), _inertia_rate(U, I)
     else:
         dS, dI = np.zeros(shape), np.zeros(shape + (6,))
-    dV = _down(st.anc, dS * qd + (0.0 if dqd is None else dqd[..., None] * S))
+    dV = _down(st.model, dS * qd + (0.0 if dqd is None else dqd[..., None] * S))
     dVp = _parent_of(st.model, dV, np.zeros(6))
     dSd = _ad(dVp, S) + _ad(Vp, dS)
     dA_local = dS * qdd + dSd * qd
@@ -147,7 +162,7 @@ def _tangent(st, dq=None, dqd=None, dqdd=None):
         dA_local = dA_local + dqd[..., None] * Sd
     if dqdd is not None:
         dA_local = dA_local + dqdd[..., None] * S
-    dA = _down(st.anc, dA_local)
+    dA = _down(st.model, dA_local)
     dAp = _parent_of(st.model, dA, np.zeros(6))
     out = SimpleNamespace(S=dS, Sd=dSd, alpha=_ad(dAp, S) + _ad(Ap, dS) + _ad(dVp, Sd) + _ad(Vp, dSd))
     h = _mv(I, V)
@@ -173,46 +188,46 @@ def _inputs(st, dst, wrt):
 
 
 def _select(st, low, high):
-    """Combine the two cases of the pair (i, j) on axes (1, 2)."""
-    extra = (None,) * (low.ndim - 3)
-    return np.where(st.ancb[(None, ...) + extra], low,
-                    np.where(st.below[(None, ...) + extra], high, 0.0))
+    """Combine the two cases of the pair (i, j) on the last two axes."""
+    return np.where(st.ancb, low, np.where(st.below, high, 0.0))
 
 
 def _assemble(st, wrt):
     """d tau / d wrt (B, n, n) from the primal state."""
     (x, y, z), _ = _inputs(st, None, wrt)
-    low = np.einsum("bia,bja->bij", _mv(st.Ic, st.S), x)
+    low = _outer(_mv(st.Ic, st.S), x)
     w = _mv(st.Ic, x)
     if y is not None:
-        Q = _mv(st.Bc, st.S) - _adstar(st.S, st.hc)
-        low = low + np.einsum("bia,bja->bij", Q, y)
+        low = low + _outer(_mv(st.Bc, st.S) - _adstar(st.S, st.hc), y)
         w = w + _mv(st.Bc, y) + _adstar(y, st.hc)
     if z is not None:
         w = w + z
-    return _select(st, low, np.einsum("bia,bja->bij", st.S, w))
+    return _select(st, low, _outer(st.S, w))
 
 
 def _assemble_tangent(st, dst, wrt):
-    """Derivative of d tau / d wrt along the K directions of ``dst``: (B, n, n, K)."""
+    """Derivative of d tau / d wrt along the K directions of ``dst``: (B, K, n, n)."""
     (x, y, z), (dx, dy, dz) = _inputs(st, dst, wrt)
-    S, Ic, Bc, hc = st.S, st.Ic, st.Bc, st.hc
-    S_, Ic_, Bc_, hc_ = S[:, None], Ic[:, None], Bc[:, None], hc[:, None]
-    P, dP = _mv(Ic, S), _mv(dst.Ic, S_) + _mv(Ic_, dst.S)
-    low = np.einsum("bkia,bja->bijk", dP, x) + np.einsum("bia,bkja->bijk", P, dx)
+    S, Ic, Bc, hc = (a[:, None] for a in (st.S, st.Ic, st.Bc, st.hc))
+    x = x[:, None]
+    low = _outer(_mv(dst.Ic, S) + _mv(Ic, dst.S), x) + _outer(_mv(Ic, S), dx)
     w = _mv(Ic, x)
-    dw = _mv(dst.Ic, x[:, None]) + _mv(Ic_, dx)
+    dw = _mv(dst.Ic, x) + _mv(Ic, dx)
     if y is not None:
+        y = y[:, None]
         Q = _mv(Bc, S) - _adstar(S, hc)
-        dQ = _mv(dst.Bc, S_) + _mv(Bc_, dst.S) - _adstar(dst.S, hc_) - _adstar(S_, dst.hc)
-        low = low + np.einsum("bkia,bja->bijk", dQ, y) + np.einsum("bia,bkja->bijk", Q, dy)
+        dQ = _mv(dst.Bc, S) + _mv(Bc, dst.S) - _adstar(dst.S, hc) - _adstar(S, dst.hc)
+        low = low + _outer(dQ, y) + _outer(Q, dy)
         w = w + _mv(Bc, y) + _adstar(y, hc)
-        dw = (dw + _mv(dst.Bc, y[:, None]) + _mv(Bc_, dy) + _adstar(dy, hc_)
-              + _adstar(y[:, None], dst.hc))
+        dw = dw + _mv(dst.Bc, y) + _mv(Bc, dy) + _adstar(dy, hc) + _adstar(y, dst.hc)
     if z is not None:
-        w, dw = w + z, dw + dz
-    high = np.einsum("bkia,bja->bijk", dst.S, w) + np.einsum("bia,bkja->bijk", S, dw)
-    return _select(st, low, high)
+        w, dw = w + z[:, None], dw + dz
+    return _select(st, low, _outer(dst.S, w) + _outer(S, dw))
+
+
+def _last(T):
+    """(B, K, n, n) -> (B, n, n, K), contiguous."""
+    return np.ascontiguousarray(np.moveaxis(T, 1, -1))
 
 
 # -- public API -------------------------------------------------------------------------------------
@@ -257,7 +272,7 @@ def id_second_partials(model, q, qd, qdd):
     dst_q, dst_v = _tangent(st, dq=eye), _tangent(st, dqd=eye)
     out = (_assemble_tangent(st, dst_q, "q"), _assemble_tangent(st, dst_v, "qd"),
            _assemble_tangent(st, dst_v, "q"), _assemble_tangent(st, dst_q, "qdd"))
-    return tuple(t.reshape(batch + (n, n, n)) for t in out)
+    return tuple(_last(t).reshape(batch + (n, n, n)) for t in out)
 
 
 def id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd):
@@ -284,7 +299,7 @@ def _directional(model, q, qd, qdd, dq, dqd, dqdd):
     """Directional derivatives (B, n, n) of the partials for flat, validated arrays (B, n)."""
     st = _state(model, q, qd, qdd)
     dst = _tangent(st, dq[:, None], dqd[:, None], dqdd[:, None])
-    return tuple(_assemble_tangent(st, dst, wrt)[..., 0] for wrt in ("q", "qd", "qdd"))
+    return tuple(_assemble_tangent(st, dst, wrt)[:, 0] for wrt in ("q", "qd", "qdd"))
 
 
 def id_second_order_rate(model, q, qd, qdd, q3):
