@@ -29,32 +29,39 @@ Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on 
 no Python loop runs over samples.
 """
 
+from functools import lru_cache
 from types import SimpleNamespace
 
 import numpy as np
 
-from .jets import cross
 from .model import check_state
-from .spatial import Ad, inverse, screw_exp
+from .spatial import Ad, ad, inverse, screw_exp
 
 
 # -- spatial cross products on (..., 6) arrays ------------------------------------------------------
+# ad(a) = sum_j a_j ad(e_j): one BLAS product builds the matrices of a whole stack of twists
+_AD_BASIS = ad(np.eye(6)).reshape(6, 36)
+
+
+def _ad_matrix(a):
+    """``ad(a)`` (..., 6, 6) of twists a (..., 6)."""
+    return (a @ _AD_BASIS).reshape(a.shape[:-1] + (6, 6))
+
+
 def _ad(a, b):
     """``ad(a) b`` for twists a, b (..., 6), broadcasting."""
-    w, v = a[..., :3], a[..., 3:]
-    return np.concatenate([cross(w, b[..., :3]), cross(w, b[..., 3:]) + cross(v, b[..., :3])], -1)
+    return np.einsum("...ij,...j->...i", _ad_matrix(a), b)
 
 
 def _adstar(a, f):
     """``ad*(a) f = -ad(a)^T f`` for a twist a and a wrench f (..., 6), broadcasting."""
-    w, v = a[..., :3], a[..., 3:]
-    return np.concatenate([cross(w, f[..., :3]) + cross(v, f[..., 3:]), cross(w, f[..., 3:])], -1)
+    return -np.einsum("...ji,...j->...i", _ad_matrix(a), f)
 
 
 def _inertia_rate(a, I):
     """``ad*(a) I - I ad(a)`` for a twist a (..., 6) and a symmetric inertia I (..., 6, 6)."""
-    Nt = _adstar(a[..., None, :], np.swapaxes(I, -1, -2))
-    return Nt + np.swapaxes(Nt, -1, -2)
+    N = -np.swapaxes(_ad_matrix(a), -1, -2) @ I
+    return N + np.swapaxes(N, -1, -2)
 
 
 def _mv(M, x):
@@ -67,6 +74,7 @@ def _outer(a, b):
 
 
 # -- the tree in masks ------------------------------------------------------------------------------
+@lru_cache(maxsize=32)
 def _masks(model):
     """``anc[l, k] = 1`` if k is l or an ancestor of l; ``below[i, j]``: j strictly below i."""
     n = model.n_dof
