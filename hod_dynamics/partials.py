@@ -38,19 +38,36 @@ from .model import check_state
 from .spatial import Ad, ad, inverse, screw_exp
 
 
-# -- spatial cross products on (..., 6) arrays ------------------------------------------------------
+# -- spatial algebra on stacks ----------------------------------------------------------------------
 # ad(a) = sum_j a_j ad(e_j): one BLAS product builds the matrices of a whole stack of twists
-_AD_BASIS = ad(np.eye(6)).reshape(6, 36)
+_AD_BASIS = ad(np.eye(6))  # (6, 6, 6): ad(e_j)
+_AD_FLAT = _AD_BASIS.reshape(6, 36)
+# ad*(a) f = sum_j a_j (-ad(e_j)^T f): the matrix of a -> ad*(a) f for a fixed wrench f
+_BAR_FLAT = -np.transpose(_AD_BASIS, (1, 2, 0)).reshape(6, 36)
 
 
 def _ad_matrix(a):
     """``ad(a)`` (..., 6, 6) of twists a (..., 6)."""
-    return (a @ _AD_BASIS).reshape(a.shape[:-1] + (6, 6))
+    return (a @ _AD_FLAT).reshape(a.shape[:-1] + (6, 6))
+
+
+def _adstar_matrix(a):
+    """``ad*(a) = -ad(a)^T`` (..., 6, 6) of twists a (..., 6), acting on wrenches."""
+    return -np.swapaxes(_ad_matrix(a), -1, -2)
+
+
+def _bar(f):
+    """The matrix L (..., 6, 6) with ``L a = ad*(a) f`` for wrenches f (..., 6)."""
+    return (f @ _BAR_FLAT).reshape(f.shape[:-1] + (6, 6))
+
+
+def _mv(M, x):
+    return np.einsum("...ij,...j->...i", M, x)
 
 
 def _ad(a, b):
     """``ad(a) b`` for twists a, b (..., 6), broadcasting."""
-    return np.einsum("...ij,...j->...i", _ad_matrix(a), b)
+    return _mv(_ad_matrix(a), b)
 
 
 def _adstar(a, f):
@@ -59,13 +76,15 @@ def _adstar(a, f):
 
 
 def _inertia_rate(a, I):
-    """``ad*(a) I - I ad(a)`` for a twist a (..., 6) and a symmetric inertia I (..., 6, 6)."""
-    N = -np.swapaxes(_ad_matrix(a), -1, -2) @ I
+    """``ad*(a) I - I ad(a)`` for twists a (..., 6) and symmetric inertias I (..., 6, 6)."""
+    N = _adstar_matrix(a) @ I
     return N + np.swapaxes(N, -1, -2)
 
 
-def _mv(M, x):
-    return np.einsum("...ij,...j->...i", M, x)
+def _rate_basis(I):
+    """G (..., 6, 36) with ``_inertia_rate(a, I) = (a @ G).reshape(..., 6, 6)``."""
+    N = -np.einsum("jmi,...mk->...jik", _AD_BASIS, I)
+    return (N + np.swapaxes(N, -1, -2)).reshape(I.shape[:-2] + (6, 36))
 
 
 def _outer(a, b):
@@ -73,49 +92,83 @@ def _outer(a, b):
     return a @ np.swapaxes(b, -1, -2)
 
 
-# -- the tree in masks ------------------------------------------------------------------------------
+# -- products of primal (B, n, ...) and tangent (B, n, K, ...) stacks; None is zero -----------------
+def _add(*terms):
+    terms = [t for t in terms if t is not None]
+    return sum(terms[1:], terms[0]) if terms else None
+
+
+def _sb(M, X):
+    """Per-body matrices M (B, n, 6, 6) applied to tangents X (B, n, K, 6)."""
+    return None if X is None else X @ np.swapaxes(M, -1, -2)
+
+
+def _bs(Mb, x):
+    """Tangent matrices Mb (B, n, K, 6, 6) applied to per-body vectors x (B, n, 6)."""
+    if Mb is None:
+        return None
+    B, n, K = Mb.shape[:3]
+    return (Mb.reshape(B, n, K * 6, 6) @ x[..., None]).reshape(B, n, K, 6)
+
+
+def _outer_bs(a, b):
+    """``[b, i, j, k] = a[b, i, k] . b[b, j]`` for a (B, n, K, 6), b (B, n, 6)."""
+    if a is None:
+        return None
+    B, n, K = a.shape[:3]
+    return np.swapaxes((a.reshape(B, n * K, 6) @ np.swapaxes(b, 1, 2)).reshape(B, n, K, n), 2, 3)
+
+
+def _outer_sb(a, b):
+    """``[b, i, j, k] = a[b, i] . b[b, j, k]`` for a (B, n, 6), b (B, n, K, 6)."""
+    if b is None:
+        return None
+    B, n, K = b.shape[:3]
+    return (a @ np.swapaxes(b.reshape(B, n * K, 6), 1, 2)).reshape(B, n, n, K)
+
+
+# -- the tree ---------------------------------------------------------------------------------------
 @lru_cache(maxsize=32)
 def _masks(model):
-    """``anc[l, k] = 1`` if k is l or an ancestor of l; ``below[i, j]``: j strictly below i."""
+    """``ancb[i, j]``: j is i or an ancestor of i; ``below[i, j]``: j is strictly below i."""
     n = model.n_dof
-    anc = np.zeros((n, n))
+    anc = np.zeros((n, n), dtype=bool)
     for l, chain in enumerate(model.ancestors):
-        anc[l, list(chain)] = 1.0
-    below = (anc.T > 0) & ~np.eye(n, dtype=bool)
-    return anc, anc > 0, below
+        anc[l, list(chain)] = True
+    return anc, anc.T & ~np.eye(n, dtype=bool)
 
 
 def _parent_of(model, X, base):
-    """Values of the parent of every body: X (..., n, 6) -> (..., n, 6), ``base`` for roots."""
-    pad = np.concatenate([np.broadcast_to(base, X[..., :1, :].shape), X], axis=-2)
-    return pad[..., model.parents + 1, :]
+    """Values of the parent of every body along axis 1 of X; ``base`` for the roots."""
+    pad = np.concatenate([np.broadcast_to(base, X[:, :1].shape), X], axis=1)
+    return pad[:, model.parents + 1]
 
 
 def _down(model, X):
-    """Sum over each body's path to the base: ``sum_{k<=l} X_k`` over axis -2 of X (..., n, 6)."""
+    """Sums over each body's path to the base, ``sum_{k<=l} X_k``, along axis 1 of X."""
     out = np.array(X)
     for l, p in enumerate(model.parents):
         if p >= 0:
-            out[..., l, :] += out[..., p, :]
+            out[:, l] += out[:, p]
     return out
 
 
-def _subtree(model, X, lead):
-    """Composite sums ``sum_{l>=c} X_l`` over the body axis (index ``lead``) of X."""
+def _subtree(model, X):
+    """Composite (subtree) sums ``sum_{l>=c} X_l`` along axis 1 of X; None stays None."""
+    if X is None:
+        return None
     out = np.array(X)
-    view = np.moveaxis(out, lead, 0)
     for l in reversed(range(model.n_dof)):
         p = model.parents[l]
         if p >= 0:
-            view[p] += view[l]
+            out[:, p] += out[:, l]
     return out
 
 
 # -- primal state -----------------------------------------------------------------------------------
 def _state(model, q, qd, qdd):
     """World-frame RNEA quantities for a flat batch q, qd, qdd (B, n)."""
-    n = model.n_dof
-    anc, ancb, below = _masks(model)
+    ancb, below = _masks(model)
     C = model.references @ screw_exp(model.screws, q)
     T = np.empty_like(C)
     for l, p in enumerate(model.parents):
@@ -124,60 +177,58 @@ def _state(model, q, qd, qdd):
     Ainv = Ad(inverse(T))
     I = np.swapaxes(Ainv, -1, -2) @ model.inertias @ Ainv
     g0 = np.concatenate([np.zeros(3), -model.gravity])
-    zero = np.zeros(6)
     V = _down(model, S * qd[..., None])
-    Vp = _parent_of(model, V, zero)
+    Vp = _parent_of(model, V, np.zeros(6))
     Sd = _ad(Vp, S)
     A = g0 + _down(model, S * qdd[..., None] + Sd * qd[..., None])
     Ap = _parent_of(model, A, g0)
-    st = SimpleNamespace(model=model, n=n, anc=anc, ancb=ancb, below=below, qd=qd, qdd=qdd,
-                         S=S, I=I, V=V, Vp=Vp, A=A, Ap=Ap, Sd=Sd,
-                         alpha=_ad(Ap, S) + _ad(Vp, Sd))
     h = _mv(I, V)
-    _composites(st, st, I, _inertia_rate(V, I), h, _mv(I, A) + _adstar(V, h), lead=1)
+    st = SimpleNamespace(model=model, ancb=ancb, below=below, qd=qd, qdd=qdd, S=S, I=I, V=V,
+                         Vp=Vp, A=A, Ap=Ap, Sd=Sd, h=h, alpha=_ad(Ap, S) + _ad(Vp, Sd))
+    _composites(st, st, I, _inertia_rate(V, I), h, _mv(I, A) + _adstar(V, h))
     return st
 
 
-def _composites(st, out, I, Id, h, f, lead):
-    out.Ic = _subtree(st.model, I, lead)
-    out.Bc = _subtree(st.model, Id, lead)
-    out.hc = _subtree(st.model, h, lead)
-    out.F = _subtree(st.model, f, lead)
+def _composites(st, out, I, Id, h, f):
+    out.Ic, out.Bc = _subtree(st.model, I), _subtree(st.model, Id)
+    out.hc, out.F = _subtree(st.model, h), _subtree(st.model, f)
 
 
 # -- tangents ---------------------------------------------------------------------------------------
 def _tangent(st, dq=None, dqd=None, dqdd=None):
     """Forward-mode derivatives of the state along K directions.
 
-    ``dq, dqd, dqdd`` (B, K, n) or None (zero). Returns a namespace of tangents with shape
-    (B, K, n, ...) of S, I, Sd, alpha and the composites.
+    ``dq, dqd, dqdd`` (B, K, n) or None (zero). Returns a namespace of tangents of S, Sd, alpha
+    and of the composites, shape (B, n, K, ...) (body axis first); None marks a zero tangent.
     """
-    K = next(d.shape[1] for d in (dq, dqd, dqdd) if d is not None)
-    S, I, V, A = st.S[:, None], st.I[:, None], st.V[:, None], st.A[:, None]
-    Vp, Ap, Sd = st.Vp[:, None], st.Ap[:, None], st.Sd[:, None]
-    qd, qdd = st.qd[:, None, :, None], st.qdd[:, None, :, None]
-    shape = (S.shape[0], K) + S.shape[2:]
-    if dq is not None:
-        U = _down(st.model, dq[..., None] * S)
-        dS, dI = _ad(U, S), _inertia_rate(U, I)
-    else:
-        dS, dI = np.zeros(shape), np.zeros(shape + (6,))
-    dV = _down(st.model, dS * qd + (0.0 if dqd is None else dqd[..., None] * S))
-    dVp = _parent_of(st.model, dV, np.zeros(6))
-    dSd = _ad(dVp, S) + _ad(Vp, dS)
-    dA_local = dS * qdd + dSd * qd
-    if dqd is not None:
-        dA_local = dA_local + dqd[..., None] * Sd
-    if dqdd is not None:
-        dA_local = dA_local + dqdd[..., None] * S
-    dA = _down(st.model, dA_local)
-    dAp = _parent_of(st.model, dA, np.zeros(6))
-    out = SimpleNamespace(S=dS, Sd=dSd, alpha=_ad(dAp, S) + _ad(Ap, dS) + _ad(dVp, Sd) + _ad(Vp, dSd))
-    h = _mv(I, V)
-    dh = _mv(dI, V) + _mv(I, dV)
-    df = _mv(dI, A) + _mv(I, dA) + _adstar(dV, h) + _adstar(V, dh)
-    dId = _inertia_rate(dV, I) + _inertia_rate(V, dI)
-    _composites(st, out, dI, dId, dh, df, lead=2)
+    model = st.model
+    e_q, e_v, e_a = (None if d is None else np.swapaxes(d, 1, 2)[..., None] for d in (dq, dqd, dqdd))
+    S3, Sd3 = st.S[:, :, None], st.Sd[:, :, None]
+    qd, qdd = st.qd[:, :, None, None], st.qdd[:, :, None, None]
+    minus_adS = -_ad_matrix(st.S)
+    adVp = _ad_matrix(st.Vp)
+    dS = dI = None
+    if e_q is not None:
+        U = _down(model, e_q * S3)  # sum_{k<=l} dq_k S_k: the twist that moves body l
+        dS = _sb(minus_adS, U)
+        dI = (U @ _rate_basis(st.I)).reshape(U.shape + (6,))
+    dV = _down(model, _add(None if dS is None else dS * qd, None if e_v is None else e_v * S3))
+    dVp = _parent_of(model, dV, np.zeros(6))
+    dSd = _add(_sb(minus_adS, dVp), _sb(adVp, dS))
+    dA = _down(model, _add(None if dS is None else dS * qdd, dSd * qd,
+                           None if e_v is None else e_v * Sd3, None if e_a is None else e_a * S3))
+    dAp = _parent_of(model, dA, np.zeros(6))
+    dalpha = _add(_sb(minus_adS, dAp), _sb(_ad_matrix(st.Ap), dS),
+                  _sb(-_ad_matrix(st.Sd), dVp), _sb(adVp, dSd))
+    adstarV = _adstar_matrix(st.V)
+    dh = _add(_sb(st.I, dV), _bs(dI, st.V))
+    df = _add(_sb(st.I, dA), _bs(dI, st.A), _sb(_bar(st.h), dV), _sb(adstarV, dh))
+    dId = (dV @ _rate_basis(st.I)).reshape(dV.shape + (6,))
+    if dI is not None:
+        N = adstarV[:, :, None] @ dI
+        dId = dId + N + np.swapaxes(N, -1, -2)
+    out = SimpleNamespace(S=dS, Sd=dSd, alpha=dalpha)
+    _composites(st, out, dI, dId, dh, df)
     return out
 
 
@@ -188,16 +239,17 @@ def _inputs(st, dst, wrt):
         prim = (st.alpha, st.Sd, _adstar(st.S, st.F))
         if dst is None:
             return prim, None
-        S = st.S[:, None]
-        return prim, (dst.alpha, dst.Sd, _adstar(dst.S, st.F[:, None]) + _adstar(S, dst.F))
+        dz = _add(_sb(_bar(st.F), dst.S), _sb(_adstar_matrix(st.S), dst.F))
+        return prim, (dst.alpha, dst.Sd, dz)
     if wrt == "qd":
         return (2.0 * st.Sd, st.S, None), (None if dst is None else (2.0 * dst.Sd, dst.S, None))
     return (st.S, None, None), (None if dst is None else (dst.S, None, None))
 
 
 def _select(st, low, high):
-    """Combine the two cases of the pair (i, j) on the last two axes."""
-    return np.where(st.ancb, low, np.where(st.below, high, 0.0))
+    """Combine the two cases of the pair (i, j) on axes (1, 2)."""
+    extra = (None,) * (low.ndim - 3)
+    return np.where(st.ancb[(...,) + extra], low, np.where(st.below[(...,) + extra], high, 0.0))
 
 
 def _assemble(st, wrt):
@@ -214,28 +266,26 @@ def _assemble(st, wrt):
 
 
 def _assemble_tangent(st, dst, wrt):
-    """Derivative of d tau / d wrt along the K directions of ``dst``: (B, K, n, n)."""
+    """Derivative of d tau / d wrt along the K directions of ``dst``: (B, n, n, K)."""
     (x, y, z), (dx, dy, dz) = _inputs(st, dst, wrt)
-    S, Ic, Bc, hc = (a[:, None] for a in (st.S, st.Ic, st.Bc, st.hc))
-    x = x[:, None]
-    low = _outer(_mv(dst.Ic, S) + _mv(Ic, dst.S), x) + _outer(_mv(Ic, S), dx)
+    S, Ic, Bc, hc = st.S, st.Ic, st.Bc, st.hc
+    dP = _add(_bs(dst.Ic, S), _sb(Ic, dst.S))
+    low = _add(_outer_bs(dP, x), _outer_sb(_mv(Ic, S), dx))
     w = _mv(Ic, x)
-    dw = _mv(dst.Ic, x) + _mv(Ic, dx)
+    dw = _add(_bs(dst.Ic, x), _sb(Ic, dx))
     if y is not None:
-        y = y[:, None]
+        bar_hc = _bar(hc)
         Q = _mv(Bc, S) - _adstar(S, hc)
-        dQ = _mv(dst.Bc, S) + _mv(Bc, dst.S) - _adstar(dst.S, hc) - _adstar(S, dst.hc)
-        low = low + _outer(dQ, y) + _outer(Q, dy)
+        dQ = _add(_bs(dst.Bc, S), _sb(Bc - bar_hc, dst.S), _sb(-_adstar_matrix(S), dst.hc))
+        low = _add(low, _outer_bs(dQ, y), _outer_sb(Q, dy))
         w = w + _mv(Bc, y) + _adstar(y, hc)
-        dw = dw + _mv(dst.Bc, y) + _mv(Bc, dy) + _adstar(dy, hc) + _adstar(y, dst.hc)
+        dw = _add(dw, _bs(dst.Bc, y), _sb(Bc + bar_hc, dy), _sb(_adstar_matrix(y), dst.hc))
     if z is not None:
-        w, dw = w + z[:, None], dw + dz
-    return _select(st, low, _outer(dst.S, w) + _outer(S, dw))
-
-
-def _last(T):
-    """(B, K, n, n) -> (B, n, n, K), contiguous."""
-    return np.ascontiguousarray(np.moveaxis(T, 1, -1))
+        w, dw = w + z, _add(dw, dz)
+    high = _add(_outer_bs(dst.S, w), _outer_sb(S, dw))
+    K = dst.Sd.shape[2]
+    zero = np.zeros(S.shape[:2] + S.shape[1:2] + (K,))
+    return _select(st, zero if low is None else low, zero if high is None else high)
 
 
 # -- public API -------------------------------------------------------------------------------------
@@ -280,7 +330,7 @@ def id_second_partials(model, q, qd, qdd):
     dst_q, dst_v = _tangent(st, dq=eye), _tangent(st, dqd=eye)
     out = (_assemble_tangent(st, dst_q, "q"), _assemble_tangent(st, dst_v, "qd"),
            _assemble_tangent(st, dst_v, "q"), _assemble_tangent(st, dst_q, "qdd"))
-    return tuple(_last(t).reshape(batch + (n, n, n)) for t in out)
+    return tuple(t.reshape(batch + (n, n, n)) for t in out)
 
 
 def id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd):
@@ -307,7 +357,7 @@ def _directional(model, q, qd, qdd, dq, dqd, dqdd):
     """Directional derivatives (B, n, n) of the partials for flat, validated arrays (B, n)."""
     st = _state(model, q, qd, qdd)
     dst = _tangent(st, dq[:, None], dqd[:, None], dqdd[:, None])
-    return tuple(_assemble_tangent(st, dst, wrt)[:, 0] for wrt in ("q", "qd", "qdd"))
+    return tuple(_assemble_tangent(st, dst, wrt)[..., 0] for wrt in ("q", "qd", "qdd"))
 
 
 def id_second_order_rate(model, q, qd, qdd, q3):
