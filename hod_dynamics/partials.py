@@ -38,7 +38,7 @@ from .model import check_state
 from .spatial import Ad, ad, inverse, screw_exp
 
 
-# -- spatial algebra on stacks ----------------------------------------------------------------------
+# -- spatial algebra on stacks --------------------------------------------------------------------
 # ad(a) = sum_j a_j ad(e_j): one BLAS product builds the matrices of a whole stack of twists
 _AD_BASIS = ad(np.eye(6))  # (6, 6, 6): ad(e_j)
 _AD_FLAT = _AD_BASIS.reshape(6, 36)
@@ -92,7 +92,7 @@ def _outer(a, b):
     return a @ np.swapaxes(b, -1, -2)
 
 
-# -- products of primal (B, n, ...) and tangent (B, n, K, ...) stacks; None is zero -----------------
+# -- products of primal (B, n, ...) and tangent (B, n, K, ...) stacks; None is zero ---------------
 def _add(*terms):
     terms = [t for t in terms if t is not None]
     return sum(terms[1:], terms[0]) if terms else None
@@ -127,7 +127,7 @@ def _outer_sb(a, b):
     return (a @ np.swapaxes(b.reshape(B, n * K, 6), 1, 2)).reshape(B, n, n, K)
 
 
-# -- the tree ---------------------------------------------------------------------------------------
+# -- the tree -------------------------------------------------------------------------------------
 @lru_cache(maxsize=32)
 def _masks(model):
     """``ancb[i, j]``: j is i or an ancestor of i; ``below[i, j]``: j is strictly below i."""
@@ -165,7 +165,7 @@ def _subtree(model, X):
     return out
 
 
-# -- primal state -----------------------------------------------------------------------------------
+# -- primal state ---------------------------------------------------------------------------------
 def _state(model, q, qd, qdd):
     """World-frame RNEA quantities for a flat batch q, qd, qdd (B, n)."""
     ancb, below = _masks(model)
@@ -194,7 +194,7 @@ def _composites(st, out, I, Id, h, f):
     out.hc, out.F = _subtree(st.model, h), _subtree(st.model, f)
 
 
-# -- tangents ---------------------------------------------------------------------------------------
+# -- tangents -------------------------------------------------------------------------------------
 def _tangent(st, dq=None, dqd=None, dqdd=None):
     """Forward-mode derivatives of the state along K directions.
 
@@ -202,7 +202,8 @@ def _tangent(st, dq=None, dqd=None, dqdd=None):
     and of the composites, shape (B, n, K, ...) (body axis first); None marks a zero tangent.
     """
     model = st.model
-    e_q, e_v, e_a = (None if d is None else np.swapaxes(d, 1, 2)[..., None] for d in (dq, dqd, dqdd))
+    e_q, e_v, e_a = (None if d is None else np.swapaxes(d, 1, 2)[..., None]
+                     for d in (dq, dqd, dqdd))
     S3, Sd3 = st.S[:, :, None], st.Sd[:, :, None]
     qd, qdd = st.qd[:, :, None, None], st.qdd[:, :, None, None]
     minus_adS = -_ad_matrix(st.S)
@@ -232,7 +233,7 @@ def _tangent(st, dq=None, dqd=None, dqdd=None):
     return out
 
 
-# -- assembly of d tau_i / d x_j ----------------------------------------------------------------------
+# -- assembly of d tau_i / d x_j ------------------------------------------------------------------
 def _inputs(st, dst, wrt):
     """(x, y, z) of the assembly for ``wrt`` in ("q", "qd", "qdd") and their tangents."""
     if wrt == "q":
@@ -288,7 +289,7 @@ def _assemble_tangent(st, dst, wrt):
     return _select(st, zero if low is None else low, zero if high is None else high)
 
 
-# -- public API -------------------------------------------------------------------------------------
+# -- public API -----------------------------------------------------------------------------------
 def _flat(model, **arrays):
     arrays = dict(zip(arrays, check_state(model, **arrays)))
     batch = next(iter(arrays.values())).shape[:-1]
@@ -319,7 +320,7 @@ def id_second_partials(model, q, qd, qdd):
     - ``d2tau_dqddqd[i, j, k] = d^2 tau_i / dqd_j dqd_k`` (symmetric in j, k; it depends on
       q only),
     - ``d2tau_dqdqd[i, j, k] = d^2 tau_i / dq_j dqd_k``,
-    - ``dM_dq[i, j, k] = d M_ij / dq_k`` (symmetric in i, j); it is also ``d^2 tau_i / dqdd_j dq_k``.
+    - ``dM_dq[i, j, k] = d M_ij / dq_k`` (symmetric in i, j), i.e. ``d^2 tau_i / dqdd_j dq_k``.
 
     Cost O(n^3) per sample; use :func:`id_partials_directional` for contractions.
     """
@@ -340,7 +341,8 @@ def id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd):
     matrices of :func:`id_partials` along the state direction; in terms of the tensors of
     :func:`id_second_partials` (sums over k)::
 
-        D dtau_dq[i, j]  = d2tau_dqdq[i, j, k] dq_k + d2tau_dqdqd[i, j, k] dqd_k + dM_dq[i, k, j] dqdd_k
+        D dtau_dq[i, j]  = d2tau_dqdq[i, j, k] dq_k + d2tau_dqdqd[i, j, k] dqd_k
+                           + dM_dq[i, k, j] dqdd_k
         D dtau_dqd[i, j] = d2tau_dqdqd[i, k, j] dq_k + d2tau_dqddqd[i, j, k] dqd_k
         D M[i, j]        = dM_dq[i, j, k] dq_k
 
