@@ -322,16 +322,30 @@ def id_second_partials(model, q, qd, qdd):
     - ``d2tau_dqdqd[i, j, k] = d^2 tau_i / dq_j dqd_k``,
     - ``dM_dq[i, j, k] = d M_ij / dq_k`` (symmetric in i, j), i.e. ``d^2 tau_i / dqdd_j dq_k``.
 
-    Cost O(n^3) per sample; use :func:`id_partials_directional` for contractions.
+    Cost O(n^3) time and memory per sample (large batches are processed in blocks that keep
+    the temporaries near 200 MB); use :func:`id_partials_directional` for contractions.
     """
     batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
+    n = model.n_dof
+    out = np.empty((4, q.shape[0], n, n, n))
+    block = max(1, _SECOND_ORDER_BLOCK // n ** 3)
+    for s in range(0, q.shape[0], block):
+        out[:, s:s + block] = _second_partials(model, q[s:s + block], qd[s:s + block],
+                                               qdd[s:s + block])
+    return tuple(t.reshape(batch + (n, n, n)) for t in out)
+
+
+_SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials
+
+
+def _second_partials(model, q, qd, qdd):
+    """The four tensors (B, n, n, n) for flat, validated arrays (B, n)."""
     st = _state(model, q, qd, qdd)
     n = model.n_dof
     eye = np.broadcast_to(np.eye(n), (q.shape[0], n, n))
     dst_q, dst_v = _tangent(st, dq=eye), _tangent(st, dqd=eye)
-    out = (_assemble_tangent(st, dst_q, "q"), _assemble_tangent(st, dst_v, "qd"),
-           _assemble_tangent(st, dst_v, "q"), _assemble_tangent(st, dst_q, "qdd"))
-    return tuple(t.reshape(batch + (n, n, n)) for t in out)
+    return (_assemble_tangent(st, dst_q, "q"), _assemble_tangent(st, dst_v, "qd"),
+            _assemble_tangent(st, dst_v, "q"), _assemble_tangent(st, dst_q, "qdd"))
 
 
 def id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd):

@@ -176,3 +176,14 @@ def test_bad_input_raises(func, planar_2r):
             f(planar_2r, *args)
     with pytest.raises(hd.InputError, match="do not broadcast"):
         f(planar_2r, np.zeros((2, 2)), np.zeros((3, 2)), *good[2:])
+
+
+def test_second_order_blocks_agree(panda, monkeypatch):
+    """Large batches run in blocks; the blocked result equals the one-block result."""
+    import hod_dynamics.partials as partials
+
+    q, qd, qdd = _states(panda, 5, seed=9)
+    whole = hd.id_second_partials(panda, q, qd, qdd)
+    monkeypatch.setattr(partials, "_SECOND_ORDER_BLOCK", 2 * 7 ** 3)  # blocks of 2 samples
+    for a, b in zip(whole, hd.id_second_partials(panda, q, qd, qdd)):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * np.abs(a).max())
