@@ -17,6 +17,8 @@ from .dynamics import inverse_dynamics, time_derivatives
 from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
 from .feedforward import FeedforwardResult, feedforward
 from .model import Frame, RobotModel
+from .partials import (id_partials, id_partials_directional, id_second_order_rate,
+                       id_second_partials)
 from .robots import load_robot, robot_path, shipped_robots
 from .trajectory import (LimitReport, LimitViolation, Trajectory, load_trajectory,
                          shipped_trajectories)
@@ -28,6 +30,7 @@ __all__ = [
     "Frame", "HodDynamicsError", "InputError", "ModelError", "RobotModel", "TrajectoryError",
     "coriolis_matrix_derivatives", "external_wrench_derivatives", "gravity_derivatives",
     "mass_matrix_derivatives",
+    "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",
     "inverse_dynamics", "kinetic_energy", "load_robot", "mass_matrix", "robot_path",
     "shipped_robots", "time_derivatives",
     "ActuatorSet", "AntagonisticExponential", "CubicSpring", "FeedforwardResult", "LimitReport",

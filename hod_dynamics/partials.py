@@ -1,0 +1,388 @@
+"""First- and second-order partial derivatives of inverse dynamics (seed 002, IDSVA style).
+
+Everything is resolved in the base (world) frame, where a change of ``q_j`` moves the whole
+subtree of joint j rigidly about the world screw ``S_j``. For body l with parent p (twists
+``(omega, v)``, wrenches ``(t, f)``, ``ad*(V) = -ad(V)^T``, "k <= l": k is l or an ancestor of l):
+
+- ``S_l = Ad(T_l) X_l``; ``V_l = sum_{k<=l} S_k qd_k``; ``Sd_l = ad(V_p) S_l`` (= dS_l/dt);
+  ``A_l = (0, -g) + sum_{k<=l} (S_k qdd_k + Sd_k qd_k)`` (spatial acceleration incl. gravity);
+  ``alpha_l = ad(A_p) S_l + ad(V_p) Sd_l``; world inertia ``I_l``, its rate
+  ``Id_l = ad*(V_l) I_l - I_l ad(V_l)``, momentum ``h_l = I_l V_l``,
+  force ``f_l = I_l A_l + ad*(V_l) h_l``; ``tau_i = S_i^T sum_{l>=i} f_l``.
+- Subtree (composite) sums ``Ic, Bc, hc, F`` of ``I, Id, h, f``.
+
+Differentiating with the rigid-subtree rule (``d S_l / d q_k = ad(S_k) S_l``,
+``d I_l / d q_k = ad*(S_k) I_l - I_l ad(S_k)`` for k <= l) gives, for every pair (i, j),
+
+- j <= i: ``d tau_i / d x_j = S_i^T (Ic_i x_j + Bc_i y_j + ad*(y_j) hc_i)``,
+- i <  j: ``d tau_i / d x_j = S_i^T (z_j + Ic_j x_j + Bc_j y_j + ad*(y_j) hc_j)``,
+- 0 when i and j lie on different branches,
+
+with ``(x, y, z) = (alpha, Sd, ad*(S) F)`` for ``x = q``, ``(2 Sd, S, 0)`` for ``x = qd`` and
+``(S, 0, 0)`` for ``x = qdd`` (the mass matrix). The second-order partials are the forward-mode
+(tangent) derivatives of that assembly: the tangents of ``S, V, A, I`` along any direction
+follow the same recursions (``dS_l = ad(U_l) S_l`` with ``U_l = sum_{k<=l} dq_k S_k``), and the
+product rule carries them through. A direction can be a unit vector per joint (full tensors,
+O(n^3)) or one given vector (directional derivatives, O(n^2)).
+
+Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on whole arrays;
+no Python loop runs over samples.
+"""
+
+from functools import lru_cache
+from types import SimpleNamespace
+
+import numpy as np
+
+from .model import check_state
+from .spatial import Ad, ad, inverse, screw_exp
+
+
+# -- spatial algebra on stacks --------------------------------------------------------------------
+# ad(a) = sum_j a_j ad(e_j): one BLAS product builds the matrices of a whole stack of twists
+_AD_BASIS = ad(np.eye(6))  # (6, 6, 6): ad(e_j)
+_AD_FLAT = _AD_BASIS.reshape(6, 36)
+# ad*(a) f = sum_j a_j (-ad(e_j)^T f): the matrix of a -> ad*(a) f for a fixed wrench f
+_BAR_FLAT = -np.transpose(_AD_BASIS, (1, 2, 0)).reshape(6, 36)
+
+
+def _ad_matrix(a):
+    """``ad(a)`` (..., 6, 6) of twists a (..., 6)."""
+    return (a @ _AD_FLAT).reshape(a.shape[:-1] + (6, 6))
+
+
+def _adstar_matrix(a):
+    """``ad*(a) = -ad(a)^T`` (..., 6, 6) of twists a (..., 6), acting on wrenches."""
+    return -np.swapaxes(_ad_matrix(a), -1, -2)
+
+
+def _bar(f):
+    """The matrix L (..., 6, 6) with ``L a = ad*(a) f`` for wrenches f (..., 6)."""
+    return (f @ _BAR_FLAT).reshape(f.shape[:-1] + (6, 6))
+
+
+def _mv(M, x):
+    return np.einsum("...ij,...j->...i", M, x)
+
+
+def _ad(a, b):
+    """``ad(a) b`` for twists a, b (..., 6), broadcasting."""
+    return _mv(_ad_matrix(a), b)
+
+
+def _adstar(a, f):
+    """``ad*(a) f = -ad(a)^T f`` for a twist a and a wrench f (..., 6), broadcasting."""
+    return -np.einsum("...ji,...j->...i", _ad_matrix(a), f)
+
+
+def _inertia_rate(a, I):
+    """``ad*(a) I - I ad(a)`` for twists a (..., 6) and symmetric inertias I (..., 6, 6)."""
+    N = _adstar_matrix(a) @ I
+    return N + np.swapaxes(N, -1, -2)
+
+
+def _rate_basis(I):
+    """G (..., 6, 36) with ``_inertia_rate(a, I) = (a @ G).reshape(..., 6, 6)``."""
+    N = -np.einsum("jmi,...mk->...jik", _AD_BASIS, I)
+    return (N + np.swapaxes(N, -1, -2)).reshape(I.shape[:-2] + (6, 36))
+
+
+def _outer(a, b):
+    """``[..., i, j] = a_i . b_j`` for a (..., n, 6), b (..., m, 6), broadcasting (BLAS)."""
+    return a @ np.swapaxes(b, -1, -2)
+
+
+# -- products of primal (B, n, ...) and tangent (B, n, K, ...) stacks; None is zero ---------------
+def _add(*terms):
+    terms = [t for t in terms if t is not None]
+    return sum(terms[1:], terms[0]) if terms else None
+
+
+def _sb(M, X):
+    """Per-body matrices M (B, n, 6, 6) applied to tangents X (B, n, K, 6)."""
+    return None if X is None else X @ np.swapaxes(M, -1, -2)
+
+
+def _bs(Mb, x):
+    """Tangent matrices Mb (B, n, K, 6, 6) applied to per-body vectors x (B, n, 6)."""
+    if Mb is None:
+        return None
+    B, n, K = Mb.shape[:3]
+    return (Mb.reshape(B, n, K * 6, 6) @ x[..., None]).reshape(B, n, K, 6)
+
+
+def _outer_bs(a, b):
+    """``[b, i, j, k] = a[b, i, k] . b[b, j]`` for a (B, n, K, 6), b (B, n, 6)."""
+    if a is None:
+        return None
+    B, n, K = a.shape[:3]
+    return np.swapaxes((a.reshape(B, n * K, 6) @ np.swapaxes(b, 1, 2)).reshape(B, n, K, n), 2, 3)
+
+
+def _outer_sb(a, b):
+    """``[b, i, j, k] = a[b, i] . b[b, j, k]`` for a (B, n, 6), b (B, n, K, 6)."""
+    if b is None:
+        return None
+    B, n, K = b.shape[:3]
+    return (a @ np.swapaxes(b.reshape(B, n * K, 6), 1, 2)).reshape(B, n, n, K)
+
+
+# -- the tree -------------------------------------------------------------------------------------
+@lru_cache(maxsize=32)
+def _masks(model):
+    """``ancb[i, j]``: j is i or an ancestor of i; ``below[i, j]``: j is strictly below i."""
+    n = model.n_dof
+    anc = np.zeros((n, n), dtype=bool)
+    for l, chain in enumerate(model.ancestors):
+        anc[l, list(chain)] = True
+    return anc, anc.T & ~np.eye(n, dtype=bool)
+
+
+def _parent_of(model, X, base):
+    """Values of the parent of every body along axis 1 of X; ``base`` for the roots."""
+    pad = np.concatenate([np.broadcast_to(base, X[:, :1].shape), X], axis=1)
+    return pad[:, model.parents + 1]
+
+
+def _down(model, X):
+    """Sums over each body's path to the base, ``sum_{k<=l} X_k``, along axis 1 of X."""
+    out = np.array(X)
+    for l, p in enumerate(model.parents):
+        if p >= 0:
+            out[:, l] += out[:, p]
+    return out
+
+
+def _subtree(model, X):
+    """Composite (subtree) sums ``sum_{l>=c} X_l`` along axis 1 of X; None stays None."""
+    if X is None:
+        return None
+    out = np.array(X)
+    for l in reversed(range(model.n_dof)):
+        p = model.parents[l]
+        if p >= 0:
+            out[:, p] += out[:, l]
+    return out
+
+
+# -- primal state ---------------------------------------------------------------------------------
+def _state(model, q, qd, qdd):
+    """World-frame RNEA quantities for a flat batch q, qd, qdd (B, n)."""
+    ancb, below = _masks(model)
+    C = model.references @ screw_exp(model.screws, q)
+    T = np.empty_like(C)
+    for l, p in enumerate(model.parents):
+        T[:, l] = C[:, l] if p < 0 else T[:, p] @ C[:, l]
+    S = np.einsum("bnij,nj->bni", Ad(T), model.screws)
+    Ainv = Ad(inverse(T))
+    I = np.swapaxes(Ainv, -1, -2) @ model.inertias @ Ainv
+    g0 = np.concatenate([np.zeros(3), -model.gravity])
+    V = _down(model, S * qd[..., None])
+    Vp = _parent_of(model, V, np.zeros(6))
+    Sd = _ad(Vp, S)
+    A = g0 + _down(model, S * qdd[..., None] + Sd * qd[..., None])
+    Ap = _parent_of(model, A, g0)
+    h = _mv(I, V)
+    st = SimpleNamespace(model=model, ancb=ancb, below=below, qd=qd, qdd=qdd, S=S, I=I, V=V,
+                         Vp=Vp, A=A, Ap=Ap, Sd=Sd, h=h, alpha=_ad(Ap, S) + _ad(Vp, Sd))
+    _composites(st, st, I, _inertia_rate(V, I), h, _mv(I, A) + _adstar(V, h))
+    return st
+
+
+def _composites(st, out, I, Id, h, f):
+    out.Ic, out.Bc = _subtree(st.model, I), _subtree(st.model, Id)
+    out.hc, out.F = _subtree(st.model, h), _subtree(st.model, f)
+
+
+# -- tangents -------------------------------------------------------------------------------------
+def _tangent(st, dq=None, dqd=None, dqdd=None):
+    """Forward-mode derivatives of the state along K directions.
+
+    ``dq, dqd, dqdd`` (B, K, n) or None (zero). Returns a namespace of tangents of S, Sd, alpha
+    and of the composites, shape (B, n, K, ...) (body axis first); None marks a zero tangent.
+    """
+    model = st.model
+    e_q, e_v, e_a = (None if d is None else np.swapaxes(d, 1, 2)[..., None]
+                     for d in (dq, dqd, dqdd))
+    S3, Sd3 = st.S[:, :, None], st.Sd[:, :, None]
+    qd, qdd = st.qd[:, :, None, None], st.qdd[:, :, None, None]
+    minus_adS = -_ad_matrix(st.S)
+    adVp = _ad_matrix(st.Vp)
+    dS = dI = None
+    if e_q is not None:
+        U = _down(model, e_q * S3)  # sum_{k<=l} dq_k S_k: the twist that moves body l
+        dS = _sb(minus_adS, U)
+        dI = (U @ _rate_basis(st.I)).reshape(U.shape + (6,))
+    dV = _down(model, _add(None if dS is None else dS * qd, None if e_v is None else e_v * S3))
+    dVp = _parent_of(model, dV, np.zeros(6))
+    dSd = _add(_sb(minus_adS, dVp), _sb(adVp, dS))
+    dA = _down(model, _add(None if dS is None else dS * qdd, dSd * qd,
+                           None if e_v is None else e_v * Sd3, None if e_a is None else e_a * S3))
+    dAp = _parent_of(model, dA, np.zeros(6))
+    dalpha = _add(_sb(minus_adS, dAp), _sb(_ad_matrix(st.Ap), dS),
+                  _sb(-_ad_matrix(st.Sd), dVp), _sb(adVp, dSd))
+    adstarV = _adstar_matrix(st.V)
+    dh = _add(_sb(st.I, dV), _bs(dI, st.V))
+    df = _add(_sb(st.I, dA), _bs(dI, st.A), _sb(_bar(st.h), dV), _sb(adstarV, dh))
+    dId = (dV @ _rate_basis(st.I)).reshape(dV.shape + (6,))
+    if dI is not None:
+        N = adstarV[:, :, None] @ dI
+        dId = dId + N + np.swapaxes(N, -1, -2)
+    out = SimpleNamespace(S=dS, Sd=dSd, alpha=dalpha)
+    _composites(st, out, dI, dId, dh, df)
+    return out
+
+
+# -- assembly of d tau_i / d x_j ------------------------------------------------------------------
+def _inputs(st, dst, wrt):
+    """(x, y, z) of the assembly for ``wrt`` in ("q", "qd", "qdd") and their tangents."""
+    if wrt == "q":
+        prim = (st.alpha, st.Sd, _adstar(st.S, st.F))
+        if dst is None:
+            return prim, None
+        dz = _add(_sb(_bar(st.F), dst.S), _sb(_adstar_matrix(st.S), dst.F))
+        return prim, (dst.alpha, dst.Sd, dz)
+    if wrt == "qd":
+        return (2.0 * st.Sd, st.S, None), (None if dst is None else (2.0 * dst.Sd, dst.S, None))
+    return (st.S, None, None), (None if dst is None else (dst.S, None, None))
+
+
+def _select(st, low, high):
+    """Combine the two cases of the pair (i, j) on axes (1, 2)."""
+    extra = (None,) * (low.ndim - 3)
+    return np.where(st.ancb[(...,) + extra], low, np.where(st.below[(...,) + extra], high, 0.0))
+
+
+def _assemble(st, wrt):
+    """d tau / d wrt (B, n, n) from the primal state."""
+    (x, y, z), _ = _inputs(st, None, wrt)
+    low = _outer(_mv(st.Ic, st.S), x)
+    w = _mv(st.Ic, x)
+    if y is not None:
+        low = low + _outer(_mv(st.Bc, st.S) - _adstar(st.S, st.hc), y)
+        w = w + _mv(st.Bc, y) + _adstar(y, st.hc)
+    if z is not None:
+        w = w + z
+    return _select(st, low, _outer(st.S, w))
+
+
+def _assemble_tangent(st, dst, wrt):
+    """Derivative of d tau / d wrt along the K directions of ``dst``: (B, n, n, K)."""
+    (x, y, z), (dx, dy, dz) = _inputs(st, dst, wrt)
+    S, Ic, Bc, hc = st.S, st.Ic, st.Bc, st.hc
+    dP = _add(_bs(dst.Ic, S), _sb(Ic, dst.S))
+    low = _add(_outer_bs(dP, x), _outer_sb(_mv(Ic, S), dx))
+    w = _mv(Ic, x)
+    dw = _add(_bs(dst.Ic, x), _sb(Ic, dx))
+    if y is not None:
+        bar_hc = _bar(hc)
+        Q = _mv(Bc, S) - _adstar(S, hc)
+        dQ = _add(_bs(dst.Bc, S), _sb(Bc - bar_hc, dst.S), _sb(-_adstar_matrix(S), dst.hc))
+        low = _add(low, _outer_bs(dQ, y), _outer_sb(Q, dy))
+        w = w + _mv(Bc, y) + _adstar(y, hc)
+        dw = _add(dw, _bs(dst.Bc, y), _sb(Bc + bar_hc, dy), _sb(_adstar_matrix(y), dst.hc))
+    if z is not None:
+        w, dw = w + z, _add(dw, dz)
+    high = _add(_outer_bs(dst.S, w), _outer_sb(S, dw))
+    K = dst.Sd.shape[2]
+    zero = np.zeros(S.shape[:2] + S.shape[1:2] + (K,))
+    return _select(st, zero if low is None else low, zero if high is None else high)
+
+
+# -- public API -----------------------------------------------------------------------------------
+def _flat(model, **arrays):
+    arrays = dict(zip(arrays, check_state(model, **arrays)))
+    batch = next(iter(arrays.values())).shape[:-1]
+    return batch, [a.reshape(-1, model.n_dof) for a in arrays.values()]
+
+
+def id_partials(model, q, qd, qdd):
+    """First-order partial derivatives of inverse dynamics tau(q, qd, qdd).
+
+    ``q, qd, qdd`` (..., n) in the model's joint order (rad, rad/s, rad/s^2; m for prismatic),
+    broadcast together. Returns ``(dtau_dq, dtau_dqd, M)``, each (..., n, n) with
+    ``[..., i, j] = d tau_i / d x_j`` (``M = d tau / d qdd`` is the mass matrix). Same numbers
+    as Pinocchio's ``computeRNEADerivatives``. Raises InputError naming a bad argument.
+    """
+    batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
+    st = _state(model, q, qd, qdd)
+    n = model.n_dof
+    return tuple(_assemble(st, wrt).reshape(batch + (n, n)) for wrt in ("q", "qd", "qdd"))
+
+
+def id_second_partials(model, q, qd, qdd):
+    """Second-order partial derivatives of inverse dynamics (seed 002).
+
+    Returns ``(d2tau_dqdq, d2tau_dqddqd, d2tau_dqdqd, dM_dq)``, each (..., n, n, n), indexed
+    ``[..., i, j, k]`` (Pinocchio's order):
+
+    - ``d2tau_dqdq[i, j, k] = d^2 tau_i / dq_j dq_k`` (symmetric in j, k),
+    - ``d2tau_dqddqd[i, j, k] = d^2 tau_i / dqd_j dqd_k`` (symmetric in j, k; it depends on
+      q only),
+    - ``d2tau_dqdqd[i, j, k] = d^2 tau_i / dq_j dqd_k``,
+    - ``dM_dq[i, j, k] = d M_ij / dq_k`` (symmetric in i, j), i.e. ``d^2 tau_i / dqdd_j dq_k``.
+
+    Cost O(n^3) time and memory per sample (large batches are processed in blocks that keep
+    the temporaries near 200 MB); use :func:`id_partials_directional` for contractions.
+    """
+    batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
+    n = model.n_dof
+    out = np.empty((4, q.shape[0], n, n, n))
+    block = max(1, _SECOND_ORDER_BLOCK // n ** 3)
+    for s in range(0, q.shape[0], block):
+        out[:, s:s + block] = _second_partials(model, q[s:s + block], qd[s:s + block],
+                                               qdd[s:s + block])
+    return tuple(t.reshape(batch + (n, n, n)) for t in out)
+
+
+_SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials
+
+
+def _second_partials(model, q, qd, qdd):
+    """The four tensors (B, n, n, n) for flat, validated arrays (B, n)."""
+    st = _state(model, q, qd, qdd)
+    n = model.n_dof
+    eye = np.broadcast_to(np.eye(n), (q.shape[0], n, n))
+    dst_q, dst_v = _tangent(st, dq=eye), _tangent(st, dqd=eye)
+    return (_assemble_tangent(st, dst_q, "q"), _assemble_tangent(st, dst_v, "qd"),
+            _assemble_tangent(st, dst_v, "q"), _assemble_tangent(st, dst_q, "qdd"))
+
+
+def id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd):
+    """Directional derivative of the first-order partials along ``(dq, dqd, dqdd)``, O(n^2).
+
+    Returns ``(D dtau_dq, D dtau_dqd, D M)``, each (..., n, n), the derivatives of the three
+    matrices of :func:`id_partials` along the state direction; in terms of the tensors of
+    :func:`id_second_partials` (sums over k)::
+
+        D dtau_dq[i, j]  = d2tau_dqdq[i, j, k] dq_k + d2tau_dqdqd[i, j, k] dqd_k
+                           + dM_dq[i, k, j] dqdd_k
+        D dtau_dqd[i, j] = d2tau_dqdqd[i, k, j] dq_k + d2tau_dqddqd[i, j, k] dqd_k
+        D M[i, j]        = dM_dq[i, j, k] dq_k
+
+    With ``(dq, dqd, dqdd) = (qd, qdd, q^(3))`` these are the time derivatives of the partials
+    along a trajectory, so ``tau_dd = D dtau_dq qd + dtau_dq qdd + D dtau_dqd qdd + dtau_dqd q3
+    + D M q3 + M q4`` (see :func:`id_second_order_rate`).
+    """
+    batch, flat = _flat(model, q=q, qd=qd, qdd=qdd, dq=dq, dqd=dqd, dqdd=dqdd)
+    n = model.n_dof
+    return tuple(D.reshape(batch + (n, n)) for D in _directional(model, *flat))
+
+
+def _directional(model, q, qd, qdd, dq, dqd, dqdd):
+    """Directional derivatives (B, n, n) of the partials for flat, validated arrays (B, n)."""
+    st = _state(model, q, qd, qdd)
+    dst = _tangent(st, dq[:, None], dqd[:, None], dqdd[:, None])
+    return tuple(_assemble_tangent(st, dst, wrt)[..., 0] for wrt in ("q", "qd", "qdd"))
+
+
+def id_second_order_rate(model, q, qd, qdd, q3):
+    """``T_qq[qd, qd] + 2 T_qv[qd, qdd] + T_vv[qdd, qdd] + 2 (dM/dq . qd) q3`` (..., n), O(n^2).
+
+    The part of the second time derivative of tau that the second-order partials contribute
+    (REFERENCE.md sec. 3): ``tau_dd = this + dtau_dq qdd + dtau_dqd q3 + M q4``.
+    """
+    batch, (q, qd, qdd, q3) = _flat(model, q=q, qd=qd, qdd=qdd, q3=q3)
+    DTq, DTv, DM = _directional(model, q, qd, qdd, qd, qdd, q3)
+    out = _mv(DTq, qd) + _mv(DTv, qdd) + _mv(DM, q3)
+    return out.reshape(batch + (model.n_dof,))

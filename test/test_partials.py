@@ -1,0 +1,189 @@
+"""Partial derivatives of inverse dynamics against Pinocchio, finite differences and the
+time derivatives of the recursive algorithm."""
+
+import numpy as np
+import pytest
+
+import hod_dynamics as hd
+from oracles import CENTRAL_7, PinocchioRobot, pinocchio_robot, rel_err, sinusoid_jet
+
+
+def _states(model, count, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-1.5, 1.5, (3, count, model.n_dof))
+
+
+def _pinocchio_fd(pr, q, qd, qdd, h=1e-5):
+    """Central differences of Pinocchio's (dtau_dq, dtau_dqd, M) w.r.t. q and qd: two arrays
+    (3, n, n, n), the direction last."""
+    def diff(dq, dv):
+        plus = pr.rnea_derivatives(q + h * dq, qd + h * dv, qdd)
+        minus = pr.rnea_derivatives(q - h * dq, qd - h * dv, qdd)
+        return (np.array(plus) - np.array(minus)) / (2 * h)
+    zero = np.zeros(len(q))
+    return (np.stack([diff(e, zero) for e in np.eye(len(q))], -1),
+            np.stack([diff(zero, e) for e in np.eye(len(q))], -1))
+
+
+# -- first order ----------------------------------------------------------------------------------
+def _check_first_order(model, pr, count=3):
+    q, qd, qdd = _states(model, count)
+    ours = hd.id_partials(model, q, qd, qdd)
+    for s in range(count):
+        ref = pr.rnea_derivatives(q[s], qd[s], qdd[s])
+        for name, a, b in zip(("dtau_dq", "dtau_dqd", "M"), ours, ref):
+            assert rel_err(a[s], b) < 1e-10, (name, rel_err(a[s], b))
+
+
+def test_first_order_matches_pinocchio_erd(erd_robot):
+    _, model, pr = erd_robot
+    _check_first_order(model, pr)
+
+
+def test_first_order_matches_pinocchio_random_tree(random_tree):
+    text, model = random_tree
+    _check_first_order(model, PinocchioRobot(text, model))
+
+
+def test_mass_matrix_and_batch_shapes(panda):
+    q, qd, qdd = _states(panda, 6, seed=3)
+    shaped = [a.reshape(2, 3, -1) for a in (q, qd, qdd)]
+    flat, batched = hd.id_partials(panda, q, qd, qdd), hd.id_partials(panda, *shaped)
+    for a, b in zip(flat, batched):
+        assert b.shape == (2, 3, 7, 7)
+        np.testing.assert_array_equal(a.reshape(2, 3, 7, 7), b)
+    np.testing.assert_allclose(flat[2], hd.mass_matrix(panda, q), rtol=0, atol=1e-13)
+    second = hd.id_second_partials(panda, *shaped)
+    assert [t.shape for t in second] == [(2, 3, 7, 7, 7)] * 4
+
+
+# -- second order ---------------------------------------------------------------------------------
+def _check_second_order_fd(model, pr):
+    q, qd, qdd = (a[0] for a in _states(model, 1, seed=7))
+    d2qq, d2vv, d2qv, dMdq = hd.id_second_partials(model, q, qd, qdd)
+    fd_q, fd_v = _pinocchio_fd(pr, q, qd, qdd)
+    assert rel_err(d2qq, fd_q[0]) < 1e-6
+    assert rel_err(d2qv, fd_v[0]) < 1e-6
+    assert rel_err(d2vv, fd_v[1]) < 1e-6
+    assert rel_err(dMdq, fd_q[2]) < 1e-6
+    assert rel_err(np.zeros_like(fd_v[2]), fd_v[2]) < 1e-6  # M does not depend on qd
+
+
+@pytest.mark.parametrize("name", ["panda", "hyq", "talos"])
+def test_second_order_matches_fd_of_pinocchio_erd(name):
+    _check_second_order_fd(*pinocchio_robot(name))
+
+
+def test_second_order_matches_fd_of_pinocchio_random_tree(random_tree):
+    text, model = random_tree
+    _check_second_order_fd(model, PinocchioRobot(text, model))
+
+
+def test_second_order_matches_7_point_stencil_of_ours(random_tree):
+    """6th-order central differences of our exact first-order partials, all directions in one
+    batched call: agreement to ~1e-12 (asserted 1e-10)."""
+    _, model = random_tree
+    n, h = model.n_dof, 2e-3
+    q, qd, qdd = (a[0] for a in _states(model, 1, seed=11))
+    steps = h * np.arange(-3, 4)[:, None, None] * np.eye(n)  # (7, n, n): stencil x direction
+    Tq = hd.id_partials(model, q + steps, qd, qdd)
+    Tv = hd.id_partials(model, q, qd + steps, qdd)
+    fd_q = [np.moveaxis(np.tensordot(CENTRAL_7, t, axes=(0, 0)) / h, 0, -1) for t in Tq]
+    fd_v = [np.moveaxis(np.tensordot(CENTRAL_7, t, axes=(0, 0)) / h, 0, -1) for t in Tv]
+    d2qq, d2vv, d2qv, dMdq = hd.id_second_partials(model, q, qd, qdd)
+    assert rel_err(d2qq, fd_q[0]) < 1e-10
+    assert rel_err(d2qv, fd_v[0]) < 1e-10
+    assert rel_err(d2vv, fd_v[1]) < 1e-10
+    assert rel_err(dMdq, fd_q[2]) < 1e-10
+    # the other route to the mixed tensor: d/dq_j of dtau_dqd[i, k]
+    assert rel_err(d2qv, np.swapaxes(fd_q[1], 1, 2)) < 1e-10
+
+
+def test_symmetries(random_tree):
+    _, model = random_tree
+    q, qd, qdd = _states(model, 4, seed=5)
+    d2qq, d2vv, d2qv, dMdq = hd.id_second_partials(model, q, qd, qdd)
+    scale = max(1.0, np.abs(d2qq).max())
+    assert np.abs(d2qq - np.swapaxes(d2qq, -1, -2)).max() < 1e-12 * scale
+    assert np.abs(d2vv - np.swapaxes(d2vv, -1, -2)).max() < 1e-12 * max(1.0, np.abs(d2vv).max())
+    assert np.abs(dMdq - np.swapaxes(dMdq, -2, -3)).max() < 1e-12 * max(1.0, np.abs(dMdq).max())
+    # d2tau/dqd2 depends on q only; dM/dq depends on q only
+    other = hd.id_second_partials(model, q, 2.0 * qd + 1.0, -qdd)
+    assert rel_err(other[1], d2vv) < 1e-12
+    assert rel_err(other[3], dMdq) < 1e-12
+
+
+def test_directional_equals_contracted_tensors(random_tree):
+    _, model = random_tree
+    rng = np.random.default_rng(2)
+    q, qd, qdd, dq, dqd, dqdd = rng.uniform(-1, 1, (6, 3, model.n_dof))
+    d2qq, d2vv, d2qv, dMdq = hd.id_second_partials(model, q, qd, qdd)
+    DTq, DTv, DM = hd.id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd)
+    ein = np.einsum
+    assert rel_err(DTq, ein("bijk,bk->bij", d2qq, dq) + ein("bijk,bk->bij", d2qv, dqd)
+                   + ein("bikj,bk->bij", dMdq, dqdd)) < 1e-12
+    assert rel_err(DTv, ein("bikj,bk->bij", d2qv, dq) + ein("bijk,bk->bij", d2vv, dqd)) < 1e-12
+    assert rel_err(DM, ein("bijk,bk->bij", dMdq, dq)) < 1e-12
+
+
+# -- rebuilding tau_dot and tau_ddot from the partials ------------------------------------------
+def _check_rebuild(model):
+    n = model.n_dof
+    jet = sinusoid_jet(n, np.linspace(0.0, 3.0, 5), 5, seed=4)  # (5, 5, n): q .. q^(4)
+    q, qd, qdd, q3, q4 = np.moveaxis(jet, 1, 0)
+    ref = hd.time_derivatives(model, jet, 2, method="recursive")
+    Tq, Tv, M = hd.id_partials(model, q, qd, qdd)
+    mv = lambda A, x: np.einsum("...ij,...j->...i", A, x)  # noqa: E731
+    tau_d = mv(Tq, qd) + mv(Tv, qdd) + mv(M, q3)
+    assert rel_err(tau_d, ref[:, 1]) < 1e-10
+    # from the full tensors, REFERENCE.md sec. 3
+    d2qq, d2vv, d2qv, dMdq = hd.id_second_partials(model, q, qd, qdd)
+    ein = np.einsum
+    tau_dd = (ein("bijk,bj,bk->bi", d2qq, qd, qd) + 2 * ein("bijk,bj,bk->bi", d2qv, qd, qdd)
+              + ein("bijk,bj,bk->bi", d2vv, qdd, qdd) + 2 * ein("bijk,bk,bj->bi", dMdq, qd, q3)
+              + mv(Tq, qdd) + mv(Tv, q3) + mv(M, q4))
+    assert rel_err(tau_dd, ref[:, 2]) < 1e-10
+    # from the O(n^2) directional route
+    fast = hd.id_second_order_rate(model, q, qd, qdd, q3) + mv(Tq, qdd) + mv(Tv, q3) + mv(M, q4)
+    assert rel_err(fast, ref[:, 2]) < 1e-10
+
+
+def test_rebuild_time_derivatives_robots(panda, iiwa, planar_2r):
+    for model in (panda, iiwa, planar_2r):
+        _check_rebuild(model)
+
+
+def test_rebuild_time_derivatives_random_tree(random_tree):
+    _check_rebuild(random_tree[1])
+
+
+# -- bad input ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("func", ["id_partials", "id_second_partials", "id_partials_directional",
+                                  "id_second_order_rate"])
+def test_bad_input_raises(func, planar_2r):
+    f = getattr(hd, func)
+    extra = {"id_partials_directional": 3, "id_second_order_rate": 1}.get(func, 0)
+    good = [np.zeros(2)] * (3 + extra)
+    names = ["q", "qd", "qdd", "dq", "dqd", "dqdd"] if extra == 3 else ["q", "qd", "qdd", "q3"]
+    f(planar_2r, *good)
+    for k, name in enumerate(names[:3 + extra]):
+        args = list(good)
+        args[k] = np.zeros(3)
+        with pytest.raises(hd.InputError, match=rf"^{name} must have shape"):
+            f(planar_2r, *args)
+        args[k] = np.array([0.0, np.nan])
+        with pytest.raises(hd.InputError, match=rf"^{name} holds a non-finite"):
+            f(planar_2r, *args)
+    with pytest.raises(hd.InputError, match="do not broadcast"):
+        f(planar_2r, np.zeros((2, 2)), np.zeros((3, 2)), *good[2:])
+
+
+def test_second_order_blocks_agree(panda, monkeypatch):
+    """Large batches run in blocks; the blocked result equals the one-block result."""
+    import hod_dynamics.partials as partials
+
+    q, qd, qdd = _states(panda, 5, seed=9)
+    whole = hd.id_second_partials(panda, q, qd, qdd)
+    monkeypatch.setattr(partials, "_SECOND_ORDER_BLOCK", 2 * 7 ** 3)  # blocks of 2 samples
+    for a, b in zip(whole, hd.id_second_partials(panda, q, qd, qdd)):
+        np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * np.abs(a).max())
