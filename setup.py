@@ -22,7 +22,7 @@ data_files = [
     (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/urdf/*.urdf")),
 ]
 if "bdist_wheel" in sys.argv:
-    data_files.append((f"lib/{PACKAGE}", [f"scripts/{name}" for name in NODES if glob(f"scripts/{name}")]))
+    data_files.append((f"lib/{PACKAGE}", [f"scripts/{name}" for name in NODES]))
 
 ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-trajectory-msgs",
        "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
@@ -50,5 +50,5 @@ setup(
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",
-    ]},
+    ] + [f"{name} = hod_dynamics.ros.{name}:main" for name in NODES]},
 )

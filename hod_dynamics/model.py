@@ -21,7 +21,7 @@ from typing import Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from .errors import InputError, ModelError
-from .spatial import Ad, ad, inverse, transform
+from .spatial import Ad, ad, inverse
 
 _TOL = 1e-9
 

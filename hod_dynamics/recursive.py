@@ -17,7 +17,7 @@ call evaluates many trajectory samples without a Python loop over samples.
 import numpy as np
 
 from .errors import InputError
-from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, cauchy_scale, check_jet,
+from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
                    from_taylor, to_taylor)
 from .spatial import Ad, inverse, screw_exp
 

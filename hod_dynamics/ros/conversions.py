@@ -1,0 +1,91 @@
+"""Standard ROS 2 messages <-> numpy arrays. No computation happens here.
+
+Times: builtin_interfaces Time/Duration <-> float seconds. Multi-dimensional results travel as
+std_msgs/Float64MultiArray, row-major, with one labelled dimension per axis.
+"""
+
+import numpy as np
+from builtin_interfaces.msg import Duration
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..errors import TrajectoryError
+
+
+def to_seconds(stamp):
+    """builtin_interfaces Time or Duration -> float seconds."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def duration(seconds):
+    """float seconds (>= 0 or negative) -> builtin_interfaces Duration (nanosec in [0, 1e9))."""
+    total = int(round(float(seconds) * 1e9))
+    sec, nanosec = divmod(total, 1_000_000_000)
+    return Duration(sec=int(sec), nanosec=int(nanosec))
+
+
+def waypoints_from_msg(msg):
+    """Waypoints of a trajectory_msgs/JointTrajectory.
+
+    Returns ``(joint_names, times (N,), positions (N, n), velocities, accelerations)`` with the
+    last two (N, n) or None when the message does not fill them. Raises
+    :class:`TrajectoryError` naming the point at fault (no points, wrong lengths, a field
+    filled in some points only).
+    """
+    names = list(msg.joint_names)
+    n = len(names)
+    if not msg.points:
+        raise TrajectoryError("trajectory has no points")
+    fields = {}
+    for field in ("positions", "velocities", "accelerations"):
+        lengths = [len(getattr(p, field)) for p in msg.points]
+        if field != "positions" and not any(lengths):
+            fields[field] = None
+            continue
+        for k, length in enumerate(lengths):
+            if length != n:
+                raise TrajectoryError(f"point {k}: {length} {field} for {n} joint names {names}")
+        fields[field] = np.array([getattr(p, field) for p in msg.points], dtype=float)
+    times = np.array([to_seconds(p.time_from_start) for p in msg.points])
+    return names, times, fields["positions"], fields["velocities"], fields["accelerations"]
+
+
+def multiarray(values, labels):
+    """ndarray -> Float64MultiArray, row-major, dims labelled ``labels`` (one per axis)."""
+    values = np.ascontiguousarray(values, dtype=float)
+    if values.ndim != len(labels):
+        raise ValueError(f"{values.ndim}-d array for labels {labels}")
+    msg = Float64MultiArray()
+    strides = np.cumprod((values.shape + (1,))[::-1])[::-1][:-1] if values.ndim else []
+    msg.layout.dim = [MultiArrayDimension(label=lab, size=int(s), stride=int(st))
+                      for lab, s, st in zip(labels, values.shape, strides)]
+    msg.data = values.ravel().tolist()
+    return msg
+
+
+def array_from_multiarray(msg):
+    """Float64MultiArray -> ndarray shaped by its layout; returns (array, labels)."""
+    shape = tuple(d.size for d in msg.layout.dim)
+    data = np.asarray(msg.data, dtype=float)[msg.layout.data_offset:]
+    return data.reshape(shape), [d.label for d in msg.layout.dim]
+
+
+def trajectory_msg(joint_names, times, positions, velocities=None, accelerations=None,
+                   efforts=None, stamp=None):
+    """JointTrajectory with one point per row of ``positions`` (N, n); ``times`` (N,) s."""
+    msg = JointTrajectory()
+    if stamp is not None:
+        msg.header.stamp = stamp
+    msg.joint_names = list(joint_names)
+    for k, t in enumerate(np.atleast_1d(times)):
+        point = JointTrajectoryPoint()
+        point.positions = np.asarray(positions[k], dtype=float).tolist()
+        if velocities is not None:
+            point.velocities = np.asarray(velocities[k], dtype=float).tolist()
+        if accelerations is not None:
+            point.accelerations = np.asarray(accelerations[k], dtype=float).tolist()
+        if efforts is not None:
+            point.effort = np.asarray(efforts[k], dtype=float).tolist()
+        point.time_from_start = duration(t)
+        msg.points.append(point)
+    return msg

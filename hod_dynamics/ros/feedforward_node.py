@@ -1,0 +1,404 @@
+"""``feedforward_node`` (node ``hod_feedforward``): tau and its time derivatives, and motor
+references of elastic joints, streamed at the control rate along the planned trajectory.
+
+Interface (``~`` = the node's namespace, see README "ROS 2 interface" for types and units):
+
+- robot model from parameter ``robot_description`` (URDF XML), else parameter ``urdf_path``,
+  else topic ``/robot_description`` (std_msgs/String, transient local);
+- subscribes ``~/trajectory`` (trajectory_msgs/JointTrajectory);
+- publishes ``~/feedforward``, ``~/torque_derivatives``, ``~/motor_reference``,
+  ``~/motor_derivatives``, optionally ``~/effort_command``, and ``/diagnostics``;
+- service ``~/compute_profile`` (std_srvs/Trigger) publishing ``~/torque_profile`` and
+  ``~/torque_profile_derivatives`` (transient local).
+
+Bad input never stops the node: a rejected trajectory is logged in one line, counted in the
+diagnostics, and the current trajectory goes on. Only an invalid robot model given by
+parameter ends the node (exit code 1, one fatal log line).
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+import numpy as np
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.node import Node
+from rclpy.time import Time
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from ..actuators import load_actuators
+from ..errors import HodDynamicsError
+from ..feedforward import feedforward
+from ..model import RobotModel
+from ..trajectory import Trajectory
+from .conversions import multiarray, trajectory_msg, waypoints_from_msg
+from .process import StartupError, run
+
+NODE_NAME = "hod_feedforward"
+CHUNK_SECONDS = 0.1  # streamed samples computed ahead per vectorised call
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     reliability=ReliabilityPolicy.RELIABLE)
+
+# name: (type, default, description, read_only, range)
+PARAMETERS = {
+    "robot_description": (ParameterType.PARAMETER_STRING, "", "URDF XML of the robot (first source)", True, None),
+    "urdf_path": (ParameterType.PARAMETER_STRING, "", "URDF file (second source; else /robot_description)", True, None),
+    "root_link": (ParameterType.PARAMETER_STRING, "", "link fixed to the world (default: URDF root)", True, None),
+    "tip_links": (ParameterType.PARAMETER_STRING_ARRAY, None, "keep only the chains to these links", True, None),
+    "locked_joints": (ParameterType.PARAMETER_STRING_ARRAY, None, "joints frozen rigidly", True, None),
+    "locked_positions": (ParameterType.PARAMETER_DOUBLE_ARRAY, None, "positions of locked_joints (rad or m)", True, None),
+    "gravity": (ParameterType.PARAMETER_DOUBLE_ARRAY, [0.0, 0.0, -9.81], "gravity in the root frame (m/s^2)", True, None),
+    "order": (ParameterType.PARAMETER_INTEGER, 2, "highest torque derivative streamed", True, (0, 8)),
+    "publish_rate": (ParameterType.PARAMETER_DOUBLE, 500.0, "stream rate (Hz)", True, (1.0, 10000.0)),
+    "actuators": (ParameterType.PARAMETER_STRING, "", "actuator YAML file or inline YAML (empty: rigid)", True, None),
+    "allow_extra_joints": (ParameterType.PARAMETER_BOOL, False, "ignore trajectory joints not in the model", True, None),
+    "initial_positions": (ParameterType.PARAMETER_DOUBLE_ARRAY, None, "held before the first trajectory (unset: silent)", True, None),
+    "profile_rate": (ParameterType.PARAMETER_DOUBLE, 1000.0, "sample rate of ~/compute_profile (Hz)", False, (1.0, 100000.0)),
+    "profile_dir": (ParameterType.PARAMETER_STRING, "", "folder for profile CSV/NPZ files (empty: none)", False, None),
+    "effort_rate_limits": (ParameterType.PARAMETER_DOUBLE_ARRAY, None, "|tau_dot| limits per joint (N m/s; unset: none)", False, None),
+    "publish_effort_command": (ParameterType.PARAMETER_BOOL, False, "also publish ~/effort_command (tau)", False, None),
+}
+# Parameters with default None are declared by type only (ROS cannot type an empty list): unset
+# means empty.
+_PARAMETER_TYPES = {ParameterType.PARAMETER_STRING_ARRAY: Parameter.Type.STRING_ARRAY,
+                    ParameterType.PARAMETER_DOUBLE_ARRAY: Parameter.Type.DOUBLE_ARRAY}
+
+
+class FeedforwardNode(Node):
+    """Streams inverse dynamics jets along the latest trajectory; see the module docstring."""
+
+    def __init__(self, **kwargs):
+        super().__init__(NODE_NAME, **kwargs)
+        for name, (ptype, default, text, read_only, prange) in PARAMETERS.items():
+            value = _PARAMETER_TYPES[ptype] if default is None else default
+            self.declare_parameter(name, value, _descriptor(ptype, text, read_only, prange))
+        self.order = self.get_parameter("order").value
+        self.period = 1.0 / self.get_parameter("publish_rate").value
+        self._lock = threading.Lock()
+        self.model = self.actuators = None
+        self.active = None        # (Trajectory in model order, start time in ns)
+        self.pending = []         # [(start ns, Trajectory)] waiting for their start time
+        self.latest = None        # the most recent valid trajectory (for ~/compute_profile)
+        self.stats = dict(ticks=0, late_ticks=0, rejected=0, accepted=0, compute_s=0.0,
+                          compute_max_s=0.0, last_rejection="")
+        self._last_tick_ns = None
+        self._chunk = None        # (trajectory, start, first grid index, FeedforwardResult)
+        self._make_interfaces()
+        self._load_model_from_parameters()
+
+    # -- set-up --------------------------------------------------------------------------------
+    def _make_interfaces(self):
+        tick_group, io_group = MutuallyExclusiveCallbackGroup(), MutuallyExclusiveCallbackGroup()
+        self.pub_ff = self.create_publisher(JointTrajectory, "~/feedforward", 10)
+        self.pub_tau = self.create_publisher(Float64MultiArray, "~/torque_derivatives", 10)
+        self.pub_motor = self.create_publisher(JointTrajectory, "~/motor_reference", 10)
+        self.pub_motor_d = self.create_publisher(Float64MultiArray, "~/motor_derivatives", 10)
+        self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command", 10)
+        self.pub_profile = self.create_publisher(JointTrajectory, "~/torque_profile", LATCHED)
+        self.pub_profile_d = self.create_publisher(Float64MultiArray, "~/torque_profile_derivatives", LATCHED)
+        self.pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_subscription(JointTrajectory, "~/trajectory", self._on_trajectory, 10,
+                                 callback_group=io_group)
+        self.create_service(Trigger, "~/compute_profile", self._on_compute_profile, callback_group=io_group)
+        self.create_timer(self.period, self._on_tick, callback_group=tick_group)
+        self.create_timer(1.0, self._publish_diagnostics, callback_group=io_group)
+
+    def _load_model_from_parameters(self):
+        urdf = self.get_parameter("robot_description").value
+        path = self.get_parameter("urdf_path").value
+        if urdf or path:
+            try:
+                self._set_model(urdf or path, "parameter robot_description" if urdf else f"urdf_path {path}")
+            except HodDynamicsError as exc:
+                raise StartupError(f"invalid robot model: {exc}") from None
+            return
+        self.get_logger().info("no robot_description/urdf_path parameter: waiting for /robot_description")
+        self._description_sub = self.create_subscription(String, "/robot_description",
+                                                         self._on_robot_description, LATCHED)
+
+    def _on_robot_description(self, msg):
+        if self.model is not None:
+            return
+        try:
+            self._set_model(msg.data, "topic /robot_description")
+        except HodDynamicsError as exc:
+            self.get_logger().error(f"rejected /robot_description: {exc}; waiting for a valid one")
+
+    def _set_model(self, source, origin):
+        """Build the model and actuators from a URDF source; raises HodDynamicsError."""
+        p = {name: self._param(name) for name in ("root_link", "tip_links", "locked_joints",
+                                                  "locked_positions", "gravity", "actuators",
+                                                  "initial_positions")}
+        if len(p["locked_joints"]) != len(p["locked_positions"]):
+            raise HodDynamicsError(f"locked_joints {p['locked_joints']} and locked_positions "
+                                   f"{p['locked_positions']} differ in length")
+        model = RobotModel.from_urdf(source, root_link=p["root_link"] or None,
+                                     tip_links=p["tip_links"] or None,
+                                     locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
+                                     gravity=p["gravity"])
+        actuators = _actuators_from_parameter(p["actuators"], model)
+        hold = None
+        if p["initial_positions"]:
+            hold = _hold_trajectory(model, p["initial_positions"])
+        with self._lock:
+            self.model, self.actuators = model, actuators
+            if hold is not None:
+                self.active = (hold, self.get_clock().now().nanoseconds)
+        self.get_logger().info(f"robot model from {origin}: {model.n_dof} joints "
+                               f"{list(model.joint_names)}, order {self.order}, "
+                               f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
+
+    def _param(self, name):
+        """A parameter's value; arrays as lists, an unset array as []."""
+        try:
+            value = self.get_parameter(name).value
+        except ParameterUninitializedException:
+            return []
+        return list(value) if isinstance(value, (list, tuple)) or hasattr(value, "tolist") else value
+
+    # -- trajectories --------------------------------------------------------------------------
+    def _on_trajectory(self, msg):
+        now_ns = self.get_clock().now().nanoseconds
+        try:
+            traj = self._trajectory_from_msg(msg, now_ns)
+        except HodDynamicsError as exc:
+            self._reject(str(exc))
+            return
+        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        start = stamp_ns if stamp_ns > 0 else now_ns
+        with self._lock:
+            self.pending = [p for p in self.pending if p[0] < start] + [(start, traj)]
+            self.latest = traj
+            self.stats["accepted"] += 1
+
+    def _trajectory_from_msg(self, msg, now_ns):
+        """A validated Trajectory in model order; raises HodDynamicsError naming the fault."""
+        if self.model is None:
+            raise HodDynamicsError("no robot model yet")
+        names, times, pos, vel, acc = waypoints_from_msg(msg)
+        continuity = self._continuity()
+        start = self._current_position(names, now_ns) if times[0] > 0 else None
+        if start is not None:  # move from where the reference is now, as joint_trajectory_controller
+            if len(times) > 1:  # validate the message as sent, so errors name its own indices
+                Trajectory.from_waypoints(names, times, pos, vel, acc, continuity=continuity)
+            times, pos = np.r_[0.0, times], np.vstack([start, pos])
+            vel = None if vel is None else np.vstack([np.zeros(len(names)), vel])
+            acc = None if acc is None else np.vstack([np.zeros(len(names)), acc])
+        elif len(times) == 1:  # nothing to move from: hold the point (span ends at t = 0)
+            times, pos = np.array([-1.0, 0.0]), np.vstack([pos, pos])
+            vel = None if vel is None else np.vstack([vel, vel])
+            acc = None if acc is None else np.vstack([acc, acc])
+        traj = Trajectory.from_waypoints(names, times, pos, vel, acc, continuity=continuity)
+        return traj.for_model(self.model, allow_extra=self.get_parameter("allow_extra_joints").value)
+
+    def _continuity(self):
+        elastic = self.actuators is not None and self.actuators.elastic.any()
+        return max(self.order, 2 if elastic else 0) + 2
+
+    def _current_position(self, names, now_ns):
+        """Reference positions now in the order of ``names`` (None before any reference)."""
+        with self._lock:
+            active = self.active
+        if active is None:
+            return None
+        traj, start = active
+        q = traj(np.array([(now_ns - start) * 1e-9]))[0]
+        index = {nm: k for k, nm in enumerate(self.model.joint_names)}
+        if any(nm not in index for nm in names):
+            return None
+        return q[[index[nm] for nm in names]]
+
+    def _reject(self, reason):
+        with self._lock:
+            self.stats["rejected"] += 1
+            self.stats["last_rejection"] = reason
+        self.get_logger().warning(f"rejected trajectory: {reason}")
+
+    # -- streaming -----------------------------------------------------------------------------
+    def _on_tick(self):
+        now = self.get_clock().now()
+        ns = now.nanoseconds
+        with self._lock:
+            while self.pending and self.pending[0][0] <= ns:
+                start, traj = self.pending.pop(0)
+                self.active = (traj, start)
+            active, model, actuators = self.active, self.model, self.actuators
+            if self._last_tick_ns is not None and ns - self._last_tick_ns > 1.5e9 * self.period:
+                self.stats["late_ticks"] += 1
+            self._last_tick_ns = ns
+        if active is None or model is None:
+            return
+        traj, start = active
+        k = int(round((ns - start) * 1e-9 / self.period))  # the grid sample nearest to now
+        t0 = time.perf_counter()
+        try:
+            result, row = self._grid_sample(traj, start, model, actuators, k)
+        except HodDynamicsError as exc:  # e.g. a spring that cannot be inverted at this torque
+            self._reject(f"at t = {k * self.period:.4f} s: {exc}")
+            with self._lock:
+                self.active = None
+            return
+        stamp = Time(nanoseconds=start + int(round(k * self.period * 1e9)), clock_type=now.clock_type)
+        self._publish_sample(result, row, stamp.to_msg())
+        elapsed = time.perf_counter() - t0
+        with self._lock:
+            self.stats["ticks"] += 1
+            self.stats["compute_s"] += elapsed
+            self.stats["compute_max_s"] = max(self.stats["compute_max_s"], elapsed)
+
+    def _grid_sample(self, traj, start, model, actuators, k):
+        """(FeedforwardResult, row) holding grid sample k (time k * period after ``start``).
+
+        Samples are computed ahead in chunks of CHUNK_SECONDS with one vectorised call: a
+        single-sample call costs about as much as a whole chunk.
+        """
+        chunk = self._chunk
+        if (chunk is None or chunk[0] is not traj or chunk[1] != start
+                or not chunk[2] <= k < chunk[2] + len(chunk[3].t)):
+            t = (k + np.arange(max(1, int(round(CHUNK_SECONDS / self.period))))) * self.period
+            chunk = self._chunk = (traj, start, k, feedforward(model, traj, t, self.order, actuators))
+        return chunk[3], k - chunk[2]
+
+    def _publish_sample(self, result, row, stamp):
+        q, tau = result.qjet[row], result.taujet[row]
+        names, t = result.joint_names, [result.t[row]]
+        self.pub_ff.publish(trajectory_msg(names, t, q[None, 0], q[None, 1], q[None, 2], tau[None, 0], stamp))
+        self.pub_tau.publish(multiarray(tau, ("order", "joint")))
+        if result.thetajet is not None and result.elastic.any():
+            th = result.thetajet[row]
+            self.pub_motor.publish(trajectory_msg(names, t, th[None, 0], th[None, 1],
+                                                  th[None, 2] if len(th) > 2 else None,
+                                                  result.u[row:row + 1], stamp))
+            self.pub_motor_d.publish(multiarray(th, ("order", "joint")))
+        if self.get_parameter("publish_effort_command").value:
+            self.pub_effort.publish(multiarray(tau[0], ("joint",)))
+
+    # -- offline profile -----------------------------------------------------------------------
+    def _on_compute_profile(self, request, response):
+        with self._lock:
+            traj, model, actuators = self.latest, self.model, self.actuators
+        if traj is None or model is None:
+            response.success = False
+            response.message = json.dumps({"error": "no trajectory received yet" if model else "no robot model yet"})
+            return response
+        try:
+            summary = self._compute_profile(traj, model, actuators)
+        except (HodDynamicsError, OSError) as exc:
+            response.success = False
+            response.message = json.dumps({"error": str(exc)})
+            self.get_logger().error(f"compute_profile failed: {exc}")
+            return response
+        response.success = True
+        response.message = json.dumps(summary)
+        return response
+
+    def _compute_profile(self, traj, model, actuators):
+        rate = self.get_parameter("profile_rate").value
+        t = np.arange(traj.start, traj.end + 0.5 / rate, 1.0 / rate)
+        result = feedforward(model, traj, t, self.order, actuators)
+        stamp = self.get_clock().now().to_msg()
+        q, tau = result.qjet, result.taujet
+        self.pub_profile.publish(trajectory_msg(model.joint_names, t - traj.start, q[:, 0], q[:, 1], q[:, 2],
+                                                tau[:, 0], stamp))
+        self.pub_profile_d.publish(multiarray(tau, ("sample", "order", "joint")))
+        rate_limits = self._param("effort_rate_limits") or None
+        report = traj.check_limits(model, dt=1.0 / rate, effort_rate_limits=rate_limits)
+        summary = {
+            "samples": len(t), "duration": float(traj.end - traj.start), "order": self.order,
+            "joint_names": list(model.joint_names),
+            "peak_abs": {nm: np.abs(tau[:, :, j]).max(axis=0).tolist() for j, nm in enumerate(model.joint_names)},
+            "limit_violations": [dict(kind=v.kind, joint=v.joint, time=v.time, value=v.value, limit=v.limit)
+                                 for v in report.violations],
+            "effort_limit_violations": [v.joint for v in report.violations if v.kind == "effort"],
+            "effort_rate_limit_violations": [v.joint for v in report.violations if v.kind == "effort_rate"],
+            "files": self._write_profile(result),
+        }
+        return summary
+
+    def _write_profile(self, result):
+        folder = self.get_parameter("profile_dir").value
+        if not folder:
+            return []
+        os.makedirs(folder, exist_ok=True)
+        base = os.path.join(folder, time.strftime("profile_%Y%m%d_%H%M%S"))
+        names = result.joint_names
+        K = result.taujet.shape[1]
+        cols = ["t"] + [f"q_{j}" for j in names] + [f"tau{k}_{j}" for k in range(K) for j in names]
+        data = np.column_stack([result.t, result.qjet[:, 0]] + [result.taujet[:, k] for k in range(K)])
+        np.savetxt(base + ".csv", data, delimiter=",", header=",".join(cols), comments="", fmt="%.12g")
+        arrays = dict(t=result.t, qjet=result.qjet, taujet=result.taujet, joint_names=np.array(names))
+        if result.thetajet is not None:
+            arrays.update(thetajet=result.thetajet, u=result.u)
+        np.savez(base + ".npz", **arrays)
+        return [base + ".csv", base + ".npz"]
+
+    # -- diagnostics ---------------------------------------------------------------------------
+    def _publish_diagnostics(self):
+        with self._lock:
+            s = dict(self.stats)
+        status = DiagnosticStatus(name=f"{self.get_name()}: feedforward",
+                                  hardware_id=self.model.name if self.model else "no model")
+        status.level = DiagnosticStatus.OK if self.model is not None else DiagnosticStatus.WARN
+        status.message = "streaming" if self.active else ("waiting for a trajectory" if self.model else
+                                                          "waiting for a robot model")
+        mean = s["compute_s"] / s["ticks"] if s["ticks"] else 0.0
+        values = dict(ticks=s["ticks"], late_ticks=s["late_ticks"], rejected_messages=s["rejected"],
+                      accepted_messages=s["accepted"], compute_time_mean_us=round(mean * 1e6, 1),
+                      compute_time_max_us=round(s["compute_max_s"] * 1e6, 1),
+                      last_rejection=s["last_rejection"])
+        status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.pub_diag.publish(msg)
+
+
+def _descriptor(ptype, text, read_only, prange):
+    d = ParameterDescriptor(type=ptype, description=text, read_only=read_only)
+    if prange is not None and ptype == ParameterType.PARAMETER_INTEGER:
+        d.integer_range = [IntegerRange(from_value=prange[0], to_value=prange[1], step=1)]
+    elif prange is not None:
+        d.floating_point_range = [FloatingPointRange(from_value=prange[0], to_value=prange[1], step=0.0)]
+    return d
+
+
+def _actuators_from_parameter(value, model):
+    """ActuatorSet from a YAML file path or inline YAML text; None when empty (rigid)."""
+    if not value:
+        return None
+    if os.path.isfile(value):
+        return load_actuators(value, model)
+    try:
+        spec = yaml.safe_load(value)
+    except yaml.YAMLError as exc:
+        raise HodDynamicsError(f"parameter actuators: not a file and not valid YAML: {exc}") from None
+    if not isinstance(spec, dict):
+        raise HodDynamicsError(f"parameter actuators: '{value[:80]}' is neither a file nor a YAML mapping")
+    return load_actuators(spec, model)
+
+
+def _hold_trajectory(model, positions):
+    q = np.asarray(positions, dtype=float)
+    if q.shape != (model.n_dof,):
+        raise HodDynamicsError(f"initial_positions has {q.size} values for {model.n_dof} joints")
+    # both waypoints before t = 0: from t = 0 on the trajectory holds its end exactly
+    return Trajectory.from_waypoints(model.joint_names, [-1.0, 0.0], np.vstack([q, q]))
+
+
+def main(args=None):
+    """Entry point of ``ros2 run hod_dynamics feedforward_node``; returns the exit code."""
+    return run(FeedforwardNode, NODE_NAME, args, lambda: MultiThreadedExecutor(num_threads=2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

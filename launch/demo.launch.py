@@ -1,0 +1,46 @@
+"""Everything from the package alone: the shipped KUKA iiwa 14 model with series-elastic
+actuators (config/actuators_sea.yaml), the feedforward node, and the shipped demo trajectory
+republished every ``period`` seconds.
+
+    ros2 launch hod_dynamics demo.launch.py
+    ros2 topic echo /hod_feedforward/motor_reference
+
+Arguments: ``actuators`` (default ``actuators_sea``), ``period`` (s, default 10.0),
+``use_sim_time`` (default false).
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def _nodes(context):
+    share = get_package_share_directory("hod_dynamics")
+    actuators = LaunchConfiguration("actuators").perform(context)
+    if actuators and not os.path.isfile(actuators):
+        actuators = os.path.join(share, "config", f"{actuators}.yaml")
+    sim = LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true")
+    feedforward = Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
+                       output="screen",
+                       parameters=[os.path.join(share, "config", "feedforward.yaml"),
+                                   {"urdf_path": os.path.join(share, "urdf", "iiwa14.urdf"),
+                                    "actuators": actuators, "use_sim_time": sim}])
+    publisher = Node(package="hod_dynamics", executable="demo_trajectory_publisher",
+                     name="hod_demo_trajectory", output="screen",
+                     parameters=[{"trajectory": "iiwa14_demo", "topic": "/hod_feedforward/trajectory",
+                                  "period": float(LaunchConfiguration("period").perform(context)),
+                                  "use_sim_time": sim}])
+    return [feedforward, publisher]
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument("actuators", default_value="actuators_sea", description="actuator config"),
+        DeclareLaunchArgument("period", default_value="10.0", description="republish period (s)"),
+        DeclareLaunchArgument("use_sim_time", default_value="false", description="follow /clock"),
+        OpaqueFunction(function=_nodes),
+    ])

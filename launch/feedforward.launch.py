@@ -1,0 +1,48 @@
+"""The hod_feedforward node next to a robot driver.
+
+    ros2 launch hod_dynamics feedforward.launch.py urdf:=/path/robot.urdf actuators:=actuators_sea
+
+Arguments: ``urdf`` (URDF file; empty: the node reads /robot_description), ``config``
+(parameter YAML, default share/hod_dynamics/config/feedforward.yaml), ``actuators`` (actuator
+YAML file, or the name of one in share/hod_dynamics/config such as ``actuators_sea``; empty:
+rigid joints), ``namespace``, ``use_sim_time`` (follow /clock, e.g. with ``ros2 bag play --clock``).
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def _config_file(name, share):
+    """A file path, or the name of a YAML file shipped in share/hod_dynamics/config."""
+    if not name or os.path.isfile(name):
+        return name
+    return os.path.join(share, "config", name if name.endswith(".yaml") else f"{name}.yaml")
+
+
+def _feedforward_node(context):
+    share = get_package_share_directory("hod_dynamics")
+    urdf = LaunchConfiguration("urdf").perform(context)
+    params = {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true"),
+              "actuators": _config_file(LaunchConfiguration("actuators").perform(context), share)}
+    if urdf:
+        params["urdf_path"] = urdf
+    config = _config_file(LaunchConfiguration("config").perform(context), share)
+    return [Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
+                 namespace=LaunchConfiguration("namespace"), output="screen",
+                 parameters=[config or os.path.join(share, "config", "feedforward.yaml"), params])]
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument("urdf", default_value="", description="URDF file (empty: /robot_description)"),
+        DeclareLaunchArgument("config", default_value="feedforward", description="parameter YAML file or shipped name"),
+        DeclareLaunchArgument("actuators", default_value="", description="actuator YAML file or shipped name (empty: rigid)"),
+        DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
+        DeclareLaunchArgument("use_sim_time", default_value="false", description="follow /clock"),
+        OpaqueFunction(function=_feedforward_node),
+    ])

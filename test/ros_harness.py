@@ -1,0 +1,95 @@
+"""Real rclpy over real DDS on loopback for the node tests: an executor thread spinning the nodes
+under test and a client node, and helpers that wait on conditions instead of sleeping blindly."""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels) not installed")
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def wait_for(predicate, timeout=10.0, what="condition", poll=0.002):
+    """Poll ``predicate`` until true; fail the test naming ``what`` after ``timeout`` s."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+class Harness:
+    """Spins each node under test in its own executor thread, as its own process would, and a
+    plain ``client`` node (test publishers/subscribers) in another."""
+
+    def __init__(self, context):
+        self.context = context
+        self.client = rclpy.create_node("hod_test_client", context=context)
+        self.received = {}
+        self._spinning = []
+        self._spin(self.client, SingleThreadedExecutor(context=context))
+
+    def _spin(self, node, executor):
+        executor.add_node(node)
+        thread = threading.Thread(target=executor.spin, daemon=True)
+        thread.start()
+        self._spinning.append((node, executor, thread))
+
+    def add(self, node):
+        """Spin ``node`` (e.g. a FeedforwardNode) with a multi-threaded executor, as main() does."""
+        self._spin(node, MultiThreadedExecutor(num_threads=2, context=self.context))
+        return node
+
+    def collect(self, msg_type, topic, qos=100):
+        """Subscribe and append every message to ``self.received[topic]``."""
+        box = self.received.setdefault(topic, [])
+        self.client.create_subscription(msg_type, topic, box.append, qos)
+        return box
+
+    def publisher(self, msg_type, topic, qos=10, matched=True):
+        pub = self.client.create_publisher(msg_type, topic, qos)
+        if matched:
+            wait_for(lambda: pub.get_subscription_count() > 0, 15, f"a subscriber on {topic}")
+        return pub
+
+    def call(self, srv_type, name, request, timeout=30.0):
+        cli = self.client.create_client(srv_type, name)
+        assert cli.wait_for_service(timeout_sec=15), f"service {name} not available"
+        future = cli.call_async(request)
+        wait_for(future.done, timeout, f"the answer of {name}")
+        return future.result()
+
+    def close(self):
+        for _, executor, _ in self._spinning:
+            executor.shutdown()
+        for node, _, thread in reversed(self._spinning):
+            thread.join(timeout=10)
+            node.destroy_node()
+
+
+def ros_env():
+    """Environment for a node process: loopback discovery, this test run's domain."""
+    env = dict(os.environ)
+    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    env.setdefault("AMENT_PREFIX_PATH", sys.prefix)
+    return env
+
+
+def installed_executable(name):
+    """``<venv>/lib/hod_dynamics/<name>`` of a pip install (skip the test when absent)."""
+    path = os.path.join(sys.prefix, "lib", "hod_dynamics", name)
+    if not os.access(path, os.X_OK):
+        pytest.skip(f"{path} is missing: hod_dynamics is not pip-installed here (README test command)")
+    return path
+
+
+def start_process(cmd):
+    return subprocess.Popen(cmd, env=ros_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
