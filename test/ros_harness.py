@@ -10,7 +10,7 @@ import time
 import pytest
 
 rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels) not installed")
-from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
@@ -44,8 +44,8 @@ class Harness:
         self._spinning.append((node, executor, thread))
 
     def add(self, node):
-        """Spin ``node`` (e.g. a FeedforwardNode) with a multi-threaded executor, as main() does."""
-        self._spin(node, MultiThreadedExecutor(num_threads=2, context=self.context))
+        """Spin ``node`` (e.g. a FeedforwardNode) with its own executor, as main() does."""
+        self._spin(node, SingleThreadedExecutor(context=self.context))
         return node
 
     def collect(self, msg_type, topic, qos=100):

@@ -1,6 +1,7 @@
 """Running a node as a process: init, clean shutdown on SIGINT/SIGTERM, exit codes."""
 
 import signal
+import threading
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -25,20 +26,37 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.default_int_handler)
+    node = executor = spinner = None
+    code = 0
     try:
         node = make_node()
+        executor = make_executor()
+        executor.add_node(node)
+        # spin in a worker thread: the main thread stays in Python, where signals arrive
+        spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
+        spinner.start()
+        while spinner.is_alive():
+            spinner.join(timeout=0.2)
+    except KeyboardInterrupt:
+        pass
     except HodDynamicsError as exc:
         rclpy.logging.get_logger(name).fatal(str(exc))
+        code = 1
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean-up short
+            signal.signal(sig, signal.SIG_IGN)
+        if executor is not None:
+            executor.shutdown()
+        if spinner is not None:
+            spinner.join(timeout=5)
+        if node is not None:
+            node.destroy_node()
         rclpy.try_shutdown()
-        return 1
-    executor = make_executor()
-    executor.add_node(node)
+    return code
+
+
+def _spin(executor):
     try:
         executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except ExternalShutdownException:
         pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0

@@ -1,0 +1,108 @@
+"""Benchmark: the feedforward node streaming at 1 kHz (Panda, fingers locked, order 2).
+
+Starts ``feedforward_node`` as its own process (the installed executable if present, else
+``python -m hod_dynamics.ros.feedforward_node``), sends a 10 s rest-to-rest trajectory, and
+measures from a separate subscriber process-side thread: the sustained receive rate, the jitter
+of the message intervals (against the 1 ms period), and the node's CPU use from /proc.
+Run: ``python bench/bench_node.py [--rate 1000] [--seconds 5] [--order 2]``.
+"""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "test"), os.path.join(HERE, "..")]
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+
+import rclpy  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory  # noqa: E402
+
+from hod_dynamics.ros.conversions import trajectory_msg  # noqa: E402
+from oracles import ERD_ROBOTS, erd_model, erd_path  # noqa: E402
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process (s), from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def node_command(args, urdf):
+    exe = os.path.join(sys.prefix, "lib", "hod_dynamics", "feedforward_node")
+    cmd = [sys.executable, "-m", "hod_dynamics.ros.feedforward_node"]
+    locked = ERD_ROBOTS["panda"][1]
+    return cmd + ["--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"publish_rate:={float(args.rate)}",
+                  "-p", f"order:={args.order}",
+                  "-p", f"locked_joints:=[{','.join(locked)}]",
+                  "-p", f"locked_positions:=[{','.join(str(v) for v in locked.values())}]"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rate", type=float, default=1000.0)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--order", type=int, default=2)
+    args = parser.parse_args()
+    model = erd_model("panda")
+    proc = subprocess.Popen(node_command(args, erd_path("panda")), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    rclpy.init()
+    node = rclpy.create_node("bench_client")
+    arrivals = []
+    stamps = []
+
+    def on_msg(msg):
+        arrivals.append(time.perf_counter())
+        stamps.append(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
+
+    node.create_subscription(JointTrajectory, "/hod_feedforward/feedforward", on_msg, 1000)
+    pub = node.create_publisher(JointTrajectory, "/hod_feedforward/trajectory", 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    try:
+        deadline = time.monotonic() + 30
+        while (pub.get_subscription_count() == 0 or node.count_publishers("/hod_feedforward/feedforward") == 0) \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        duration = args.seconds + 2.0
+        times = np.linspace(0.0, duration, 6)
+        pos = 0.4 * np.sin(np.linspace(0, np.pi, 6))[:, None] * np.ones(model.n_dof) + np.array(
+            [0, 0, 0, -1.5, 0, 1.5, 0])
+        pub.publish(trajectory_msg(model.joint_names, times, pos))
+        time.sleep(1.0)  # warm-up: discovery, first chunks
+        n0, cpu0, t0 = len(arrivals), cpu_seconds(proc.pid), time.perf_counter()
+        time.sleep(args.seconds)
+        n1, cpu1, t1 = len(arrivals), cpu_seconds(proc.pid), time.perf_counter()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=20)
+        executor.shutdown()
+        rclpy.try_shutdown()
+    window = np.array(arrivals[n0:n1])
+    dt = np.diff(window) * 1e3
+    dstamp = np.diff(np.array(stamps[n0:n1], dtype=np.int64)) * 1e-6  # ms
+    period = 1e3 / args.rate
+    print(f"feedforward_node, Panda (7 DoF), order {args.order}, publish_rate {args.rate:g} Hz, "
+          f"{args.seconds:g} s window")
+    print("| metric | value |\n| --- | ---: |")
+    print(f"| sustained receive rate | {(n1 - n0) / (t1 - t0):.1f} Hz |")
+    print(f"| message interval median / p99 / max | {np.median(dt):.3f} / {np.percentile(dt, 99):.3f} / "
+          f"{dt.max():.3f} ms (period {period:.3f} ms) |")
+    print(f"| jitter (std of interval) | {dt.std():.3f} ms |")
+    print(f"| stamps on the grid (interval == period) | {100 * np.mean(np.abs(dstamp - period) < 1e-5):.1f} % |")
+    print(f"| node CPU | {100 * (cpu1 - cpu0) / (t1 - t0):.1f} % of one core |")
+
+
+if __name__ == "__main__":
+    main()
