@@ -39,7 +39,7 @@ def cpu_seconds(pid):
 
 def node_command(args, urdf):
     exe = os.path.join(sys.prefix, "lib", "hod_dynamics", "feedforward_node")
-    cmd = [sys.executable, "-m", "hod_dynamics.ros.feedforward_node"]
+    cmd = [exe] if os.access(exe, os.X_OK) else [sys.executable, "-m", "hod_dynamics.ros.feedforward_node"]
     locked = ERD_ROBOTS["panda"][1]
     return cmd + ["--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"publish_rate:={float(args.rate)}",
                   "-p", f"order:={args.order}",
