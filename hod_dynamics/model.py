@@ -88,6 +88,9 @@ class RobotModel:
 
     # -- validation -------------------------------------------------------------------------
     def _validate(self, n):
+        if n == 0:
+            raise ModelError(f"model '{self.name}' has no moving joint below root link "
+                             f"'{self.root_link}' (fixed and locked joints do not count)")
         shapes = {"joint_types": (len(self.joint_types),), "link_names": (len(self.link_names),),
                   "parents": self.parents.shape, "screws": self.screws.shape,
                   "references": self.references.shape, "inertias": self.inertias.shape,

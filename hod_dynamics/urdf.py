@@ -49,18 +49,40 @@ def read_urdf_text(source):
         return f.read()
 
 
+# Elements the dynamics never reads. urdf_parser_py is stricter about some of them than
+# urdfdom (ROS's C++ parser), e.g. a <texture> without filename or a ros_control
+# <transmission>, so real robot descriptions (PR2, iCub) would fail on what does not matter.
+_UNUSED = {"robot": ("material", "transmission", "gazebo"), "link": ("visual", "collision")}
+
+
+def _dynamics_only(text):
+    """The URDF text without visual/collision/material/transmission/gazebo elements."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(text.encode("utf-8") if text.lstrip().startswith("<?xml") else text)
+    except ET.ParseError as exc:
+        raise ModelError(f"malformed URDF (line {exc.position[0]}, column {exc.position[1]}): {exc}") from None
+    if root.tag != "robot":
+        raise ModelError(f"malformed URDF: the root element is <{root.tag}>, not <robot>")
+    for element in [root] + root.findall("link"):
+        for child in [c for c in element if c.tag in _UNUSED.get(element.tag, ())]:
+            element.remove(child)
+    return ET.tostring(root, encoding="unicode")
+
+
 def parse_urdf(text):
-    """Parse URDF XML text with urdf_parser_py; ModelError with the line on malformed input."""
+    """Parse URDF XML text with urdf_parser_py; ModelError naming the fault on malformed input."""
     from urdf_parser_py.urdf import URDF
 
     messages = []
     try:
         with _quiet_parser(messages):
-            robot = URDF.from_xml_string(text)
+            robot = URDF.from_xml_string(_dynamics_only(text))
+    except ModelError:
+        raise
     except Exception as exc:  # the parser raises bare Exception, AssertionError, ParseError...
-        line = getattr(exc, "position", None) or getattr(exc, "lineno", None)
-        where = f" (line {line[0] if isinstance(line, tuple) else line})" if line else ""
-        raise ModelError(f"malformed URDF{where}: {exc}") from exc
+        raise ModelError(f"malformed URDF: {exc}") from exc
     if robot is None or not robot.links:
         raise ModelError("malformed URDF: no <robot> element with links found")
     return robot

@@ -134,3 +134,26 @@ def test_floating_joint_outside_the_kept_chain_is_fine():
 
 def test_model_errors_are_value_errors():
     assert issubclass(hd.ModelError, hd.HodDynamicsError) and issubclass(hd.HodDynamicsError, ValueError)
+
+
+def test_elements_the_dynamics_does_not_read_cannot_break_parsing():
+    """urdfdom accepts these (PR2, iCub use them); urdf_parser_py alone would not."""
+    extra = ('<material name="m"><texture/></material>'
+             '<transmission name="t"><type>transmission_interface/SimpleTransmission</type>'
+             '<joint name="j1"><hardwareInterface>EffortJointInterface</hardwareInterface></joint></transmission>')
+    text = two_links().replace("</robot>", extra + "</robot>").replace(
+        '<link name="a">', '<link name="a"><visual><geometry><mesh filename="x.stl"/></geometry>'
+                           '<material name="q"><texture/></material></visual>')
+    assert hd.RobotModel.from_urdf(text).joint_names == ("j1",)
+
+
+def test_a_robot_without_moving_joints_is_refused():
+    with pytest.raises(hd.ModelError, match=r"model 't' has no moving joint below root link 'base'"):
+        hd.RobotModel.from_urdf(two_links("fixed"))
+    with pytest.raises(hd.ModelError, match=r"no moving joint"):
+        hd.RobotModel.from_urdf(two_links(), locked_joints={"j1": 0.3})
+
+
+def test_xml_that_is_not_a_robot_is_refused():
+    with pytest.raises(hd.ModelError, match=r"root element is <sdf>, not <robot>"):
+        hd.RobotModel.from_urdf("<sdf version='1.6'><model name='x'/></sdf>")
