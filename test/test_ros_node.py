@@ -161,7 +161,7 @@ BAD_MESSAGES = [
 ]
 
 
-def test_thousand_malformed_trajectories_interleaved_with_valid_ones(harness):
+def test_thousand_malformed_trajectories_interleaved_with_valid_ones(harness, capfd):
     node = make_node(harness, publish_rate=50.0)
     model = node.model
     names = list(model.joint_names)
@@ -181,6 +181,8 @@ def test_thousand_malformed_trajectories_interleaved_with_valid_ones(harness):
         wait_for(lambda: node.stats["rejected"] + node.stats["accepted"] == handled + burst, 10,
                  f"messages {start}..{start + burst - 1} handled")
     assert node.stats["rejected"] == 1000 and node.stats["accepted"] == 100
+    logged = [line for line in capfd.readouterr().err.splitlines() if "rejected trajectory:" in line]
+    assert len(logged) == 1000, f"{len(logged)} rejections logged"
     # the last valid trajectory is the one being served
     ff = harness.collect(JointTrajectory, f"{NS}/feedforward")
     last = max(k for kind, k in plan if kind == "good")
