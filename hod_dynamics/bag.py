@@ -281,11 +281,12 @@ def _header(types, stamp_ns):
 
 
 def write_joint_states(path, stamps_ns, joint_names, position, velocity=None, effort=None, *,
-                       topic="/joint_states", storage="mcap", planned=None):
+                       topic="/joint_states", storage="mcap", planned=None, receive_ns=None):
     """Record joint states as a rosbag2 bag (storage ``"mcap"`` or ``"sqlite3"``).
 
-    ``path``: the bag folder to create; ``stamps_ns`` (m,) header stamps, also the receive
-    times; ``position`` / ``velocity`` / ``effort`` (m, n). ``planned`` optionally
+    ``path``: the bag folder to create; ``stamps_ns`` (m,) header stamps; ``receive_ns``
+    (m,) the bag's log times (default: the stamps); ``position`` / ``velocity`` / ``effort``
+    (m, n). ``planned`` optionally
     ``(topic, stamp_ns, times (N,) s, positions (N, n))``: one JointTrajectory message.
     """
     from rosbags.rosbag2 import StoragePlugin, Writer
@@ -297,11 +298,13 @@ def write_joint_states(path, stamps_ns, joint_names, position, velocity=None, ef
     with Writer(Path(path), version=9, storage_plugin=plugin) as writer:
         conn = writer.add_connection(topic, JOINT_STATE, typestore=types)
         names = list(joint_names)
-        for i, stamp in enumerate(np.asarray(stamps_ns, dtype=np.int64)):
+        stamps_ns = np.asarray(stamps_ns, dtype=np.int64)
+        logged = stamps_ns if receive_ns is None else np.asarray(receive_ns, dtype=np.int64)
+        for i, stamp in enumerate(stamps_ns):
             msg = JS(header=_header(types.types, stamp), name=names, position=position[i],
                      velocity=empty if velocity is None else velocity[i],
                      effort=empty if effort is None else effort[i])
-            writer.write(conn, int(stamp), types.serialize_cdr(msg, JOINT_STATE))
+            writer.write(conn, int(logged[i]), types.serialize_cdr(msg, JOINT_STATE))
         if planned is not None:
             ptopic, stamp, times, q = planned
             conn = writer.add_connection(ptopic, JOINT_TRAJECTORY, typestore=types)
