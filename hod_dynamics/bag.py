@@ -15,6 +15,7 @@ says what to do). Requires ``pip install rosbags``.
 import os
 import shutil
 import sqlite3
+import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,9 +51,11 @@ def _read_errors():
     from rosbags.rosbag2 import ReaderError as Reader2Error
     from rosbags.serde import SerdeError
 
-    # garbled or truncated files surface as any of these (sqlite, struct, zstd, decoding ...)
+    # garbled or truncated files surface as any of these (sqlite, struct, decoding, and a
+    # MemoryError when a garbled record length asks for exabytes)
     return (AnyReaderError, Reader1Error, Reader2Error, SerdeError, sqlite3.Error, EOFError,
-            KeyError, IndexError, ValueError, UnicodeDecodeError, AssertionError, OSError)
+            KeyError, IndexError, ValueError, UnicodeDecodeError, AssertionError, OSError,
+            struct.error, MemoryError, OverflowError)
 
 
 def _corrupt(path, exc):

@@ -109,3 +109,19 @@ def test_windows_cover_every_sample_once():
         w = analysis._windows(m)
         assert w[0][1] == 0 and w[-1][2] == m and all(a[2] == b[1] for a, b in zip(w, w[1:]))
         assert all(fa <= lo < hi <= fb and hi - lo >= min(m, analysis.CHUNK // 2) for fa, lo, hi, fb in w)
+
+
+def test_window_boundaries_jump_by_less_than_the_fit_error(panda_recording, panda_bags):
+    rec = panda_recording
+    states = read_joint_states(panda_bags["mcap"])
+    result = analysis.analyze(rec.model, states, order=2, chunk=500)
+    tau = result.result.taujet
+    starts = np.array([w[1] for w in analysis._windows(len(rec.t), 500)[1:]])
+    assert len(starts) == 5
+    dt = rec.t[1] - rec.t[0]
+    for k in (0, 1):
+        # the step across a boundary minus the step the derivative explains (trapezoid)
+        jump = tau[starts, k] - tau[starts - 1, k] - dt * (tau[starts, k + 1] + tau[starts - 1, k + 1]) / 2
+        assert np.max(np.abs(jump) / np.ptp(rec.taujet[:, k], axis=0)) < [0.005, 0.01][k]
+    err = np.sqrt(np.mean((tau[:, 1] - rec.taujet[:, 1]) ** 2, axis=0)) / np.ptp(rec.taujet[:, 1], axis=0)
+    assert err.max() < 0.05
