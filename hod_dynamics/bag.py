@@ -59,7 +59,8 @@ def _read_errors():
 
 
 def _corrupt(path, exc):
-    detail = " ".join(str(exc).split()) or type(exc).__name__
+    detail = "a garbled record length" if isinstance(exc, MemoryError) else (
+        " ".join(str(exc).split()) or type(exc).__name__)
     return InputError(f"cannot read bag '{path}' ({detail}): the file is corrupt, truncated or not a "
                       "ROS bag; pass a rosbag2 folder, .db3 or .mcap file or a ROS 1 .bag (a "
                       "truncated rosbag2 may be repaired with 'ros2 bag reindex')")
@@ -179,7 +180,8 @@ def read_joint_states(path, topic=None, *, progress=None):
     except InputError:
         raise
     except FileNotFoundError as exc:
-        raise InputError(f"bag not found: {exc}") from None
+        raise InputError(f"cannot read bag '{path}' ({exc}): pass a rosbag2 folder with its "
+                         "metadata.yaml, or the .db3 / .mcap file itself") from None
     except errors as exc:
         raise _corrupt(path, exc) from None
     if progress is not None:

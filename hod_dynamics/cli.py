@@ -114,7 +114,7 @@ def cmd_analyze_bag(args):
     --actuators) at the JointState stamps, and compare tau with the measured efforts. Writes
     samples.csv, summary.json, PNG plots (tau, tau_dot, tau_ddot, residual) and derived.mcap
     (topics /feedforward and /torque_derivatives) into --out."""
-    from .analysis import analyze, write_report
+    from .analysis import analyze_joint_states, write_report
     from .bag import read_joint_states, read_planned_positions
 
     if args.start is not None and args.end is not None and args.end <= args.start:
@@ -128,7 +128,7 @@ def cmd_analyze_bag(args):
     if args.trajectory_topic:
         planned = read_planned_positions(args.bag, args.trajectory_topic, states.t0_ns)
     start = time.perf_counter()
-    result = analyze(model, states, order=args.order, actuators=args.actuators, smoothing=args.smoothing,
+    result = analyze_joint_states(model, states, order=args.order, actuators=args.actuators, smoothing=args.smoothing,
                      planned=planned, progress=_Progress("analysing", show))
     elapsed = time.perf_counter() - start
     paths = write_report(result, args.out, plots=not args.no_plot, derived_bag=not args.no_derived_bag,

@@ -97,11 +97,11 @@ def test_planned_trajectory_gives_the_tracking_error(panda_recording, panda, tmp
 def test_analyze_rejects_bad_input(panda_recording, panda_bags, iiwa):
     states = read_joint_states(panda_bags["mcap"])
     with pytest.raises(InputError, match="order must be 0, 1 or 2"):
-        analysis.analyze(panda_recording.model, states, order=3)
+        analysis.analyze_joint_states(panda_recording.model, states, order=3)
     with pytest.raises(InputError, match=r"joints \['iiwa_joint_1'.*are not recorded"):
-        analysis.analyze(iiwa, states)
+        analysis.analyze_joint_states(iiwa, states)
     with pytest.raises(InputError, match="only 5 joint state samples"):
-        analysis.analyze(panda_recording.model, states.select(0.0, 0.009))
+        analysis.analyze_joint_states(panda_recording.model, states.select(0.0, 0.009))
 
 
 def test_windows_cover_every_sample_once():
@@ -114,7 +114,7 @@ def test_windows_cover_every_sample_once():
 def test_window_boundaries_jump_by_less_than_the_fit_error(panda_recording, panda_bags):
     rec = panda_recording
     states = read_joint_states(panda_bags["mcap"])
-    result = analysis.analyze(rec.model, states, order=2, chunk=500)
+    result = analysis.analyze_joint_states(rec.model, states, order=2, chunk=500)
     tau = result.result.taujet
     starts = np.array([w[1] for w in analysis._windows(len(rec.t), 500)[1:]])
     assert len(starts) == 5

@@ -117,3 +117,26 @@ def test_missing_bag(panda_recording, tmp_path, capsys):
     rec = panda_recording
     err = _run([tmp_path / "none.mcap", "--urdf", rec.urdf, "--out", tmp_path] + rec.locks, capsys)
     assert "bag not found" in err
+
+
+def test_ros1_bag_is_read_too(tmp_path):
+    from rosbags.rosbag1 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS1_NOETIC)
+    types, msgtype = store.types, "sensor_msgs/msg/JointState"
+    path = tmp_path / "run.bag"
+    with Writer(path) as writer:
+        conn = writer.add_connection("/robot/joint_states", msgtype, typestore=store)
+        for i in range(30):
+            header = types["std_msgs/msg/Header"](seq=i, stamp=types["builtin_interfaces/msg/Time"](
+                sec=3, nanosec=2_000_000 * i), frame_id="")
+            msg = types[msgtype](header=header, name=["b", "a"], position=np.array([-i, i], float),
+                                 velocity=np.zeros(0), effort=np.array([0.5 * i, 1.0]))
+            writer.write(conn, 4 * 10**9 + i, store.serialize_ros1(msg, msgtype))
+    states = read_joint_states(path)
+    assert states.topic == "/robot/joint_states" and states.joint_names == ("b", "a")
+    assert states.t0_ns == 3 * 10**9 and states.velocity is None
+    np.testing.assert_allclose(states.t, 0.002 * np.arange(30), atol=1e-12)
+    np.testing.assert_array_equal(states.position[:, 1], np.arange(30))
+    np.testing.assert_array_equal(states.effort[:, 0], 0.5 * np.arange(30))
