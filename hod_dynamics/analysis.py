@@ -180,8 +180,9 @@ def _planned_at(model, planned, t):
     return np.column_stack([np.interp(t, tp, qp[:, c]) for c in cols])
 
 
-def samples_table(analysis):
-    """(header list, (m, columns) array) of everything per sample, model joint order.
+def samples_columns(analysis):
+    """(header list, blocks) of everything per sample, model joint order: ``blocks`` is a list
+    of (m,) / (m, n) arrays whose columns, side by side, match the header.
 
     Columns: t (s from the first sample), then per joint q (measured), qfit, qd, qdd (of the
     fit), tau0..tauK (model), effort, residual (model - measured), qplan, theta, u (when
@@ -194,16 +195,17 @@ def samples_table(analysis):
                 ("theta", None if r.thetajet is None else r.thetajet[:, 0]), ("u", r.u)]
     blocks += [(label, v) for label, v in optional if v is not None]
     header = ["t"] + [f"{label}_{j}" for label, _ in blocks for j in names]
-    return header, np.column_stack([analysis.t] + [v for _, v in blocks])
+    return header, [analysis.t] + [v for _, v in blocks]
 
 
 def write_samples_csv(analysis, path, *, rows_per_write=20000):
-    """Write :func:`samples_table` as CSV (``%.10g``), in row blocks to bound memory."""
-    header, table = samples_table(analysis)
+    """Write :func:`samples_columns` as CSV (``%.10g``), in row blocks to bound memory."""
+    header, blocks = samples_columns(analysis)
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(",".join(header) + "\n")
-        for i in range(0, len(table), rows_per_write):
-            np.savetxt(fh, table[i:i + rows_per_write], delimiter=",", fmt="%.10g")
+        for i in range(0, len(analysis.t), rows_per_write):
+            rows = np.column_stack([b[i:i + rows_per_write] for b in blocks])
+            np.savetxt(fh, rows, delimiter=",", fmt="%.10g")
     return path
 
 

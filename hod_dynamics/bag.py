@@ -31,6 +31,7 @@ MULTIARRAY = "std_msgs/msg/Float64MultiArray"
 FEEDFORWARD_TOPIC = "/feedforward"
 DERIVATIVES_TOPIC = "/torque_derivatives"
 _NS = 1_000_000_000
+_FIELDS = ("position", "velocity", "effort")
 
 
 def _rosbags():
@@ -134,13 +135,29 @@ def _open(path):
     return AnyReader([path], default_typestore=get_typestore(Stores.LATEST))
 
 
-def _fill(rows, n):
-    """(m, n) array from per-message sequences; rows of another length become NaN."""
-    out = np.full((len(rows), n), np.nan)
-    ok = np.fromiter((len(r) == n for r in rows), dtype=bool, count=len(rows))
-    if ok.any():
-        out[ok] = np.array([r for r, good in zip(rows, ok) if good], dtype=float)
-    return None if not ok.any() else out
+def _read_topic(path, topic, msgtype, option, visit, progress=None):
+    """Call ``visit(k, total, receive_ns, msg)`` for the k-th of ``total`` messages of ``topic`` (checked to be of
+    ``msgtype``; None: the only topic of that type, ``option`` names the CLI option that picks
+    it). Returns ``(topic, message count)``; bag failures raise :class:`InputError`."""
+    _rosbags()
+    try:
+        reader = _open(path)
+        with reader:
+            topic, conns, total = _topic_connections(reader, topic, msgtype, option)
+            for k, (conn, receive_ns, raw) in enumerate(reader.messages(connections=conns)):
+                visit(k, total, receive_ns, reader.deserialize(raw, conn.msgtype))
+                if progress is not None and k % 4096 == 0:
+                    progress(k, total)
+    except InputError:
+        raise
+    except FileNotFoundError as exc:
+        raise InputError(f"cannot read bag '{path}' ({exc}): pass a rosbag2 folder with its "
+                         "metadata.yaml, or the .db3 / .mcap file itself") from None
+    except _read_errors() as exc:
+        raise _corrupt(path, exc) from None
+    if progress is not None:
+        progress(total, total)
+    return topic, total
 
 
 def read_joint_states(path, topic=None, *, progress=None):
@@ -152,52 +169,46 @@ def read_joint_states(path, topic=None, *, progress=None):
     missing, corrupt or truncated bag, a missing topic (naming the topics present), a message
     lacking a joint of the first one, or messages without positions.
     """
-    _rosbags()
-    errors = _read_errors()
-    try:
-        reader = _open(path)
-        with reader:
-            topic, conns, total = _topic_connections(reader, topic, JOINT_STATE, "--joint-states")
-            stamps, names, pos, vel, eff = [], None, [], [], []
-            for k, (conn, receive_ns, raw) in enumerate(reader.messages(connections=conns)):
-                msg = reader.deserialize(raw, conn.msgtype)
-                if names is None:
-                    names = list(msg.name)
-                    index = {nm: i for i, nm in enumerate(names)}
-                order = None
-                if list(msg.name) != names:
-                    missing = [nm for nm in names if nm not in msg.name]
-                    if missing:
-                        raise InputError(f"{topic}: message {k} lacks joints {missing} of the first "
-                                         "message; record all joints on one topic")
-                    where = {nm: i for i, nm in enumerate(msg.name)}
-                    order = [where[nm] for nm in index]
-                stamps.append(_stamp_ns(msg.header, receive_ns))
-                for rows, values in ((pos, msg.position), (vel, msg.velocity), (eff, msg.effort)):
-                    rows.append(values if order is None or len(values) != len(msg.name) else values[order])
-                if progress is not None and k % 4096 == 0:
-                    progress(k, total)
-    except InputError:
-        raise
-    except FileNotFoundError as exc:
-        raise InputError(f"cannot read bag '{path}' ({exc}): pass a rosbag2 folder with its "
-                         "metadata.yaml, or the .db3 / .mcap file itself") from None
-    except errors as exc:
-        raise _corrupt(path, exc) from None
-    if progress is not None:
-        progress(total, total)
-    if not stamps:
+    names, data = [], {}   # data: preallocated stamps (total,) and position/velocity/effort (total, n)
+
+    def visit(k, total, receive_ns, msg):
+        if not msg.name:
+            raise InputError(f"{topic or 'joint states'}: message {k} names no joints; JointState "
+                             "messages must fill 'name' to be mapped onto the model")
+        if not names:
+            names.extend(msg.name)
+            data.update(stamp=np.zeros(total, dtype=np.int64),
+                        **{f: np.full((total, len(names)), np.nan) for f in _FIELDS})
+        if k >= len(data["stamp"]):   # more messages than the bag's index announced
+            for key, a in data.items():
+                data[key] = np.concatenate([a, np.full_like(a, a[0] if key == "stamp" else np.nan)])
+        order = None
+        if list(msg.name) != names:
+            missing = [nm for nm in names if nm not in msg.name]
+            if missing:
+                raise InputError(f"{topic or 'joint states'}: message {k} lacks joints {missing} of the "
+                                 "first message; record all joints on one topic")
+            where = {nm: i for i, nm in enumerate(msg.name)}
+            order = [where[nm] for nm in names]
+        data["stamp"][k] = _stamp_ns(msg.header, receive_ns)
+        for field in _FIELDS:
+            values = getattr(msg, field)
+            if len(values) == len(msg.name):   # else: not recorded, stays NaN
+                data[field][k] = values if order is None else values[order]
+        data["count"] = k + 1
+
+    topic, _ = _read_topic(path, topic, JOINT_STATE, "--joint-states", visit, progress)
+    if not names:
         raise InputError(f"topic '{topic}' holds no messages; record joint states or pick another topic")
-    n = len(names)
-    position = _fill(pos, n)
-    if position is None or np.isnan(position).any():
+    count = data.pop("count")
+    stamps, position, velocity, effort = (data[key][:count] for key in ("stamp",) + _FIELDS)
+    if np.isnan(position).any():
         raise InputError(f"{topic}: messages without a position for every joint {names}; "
                          "position is needed to fit the trajectory")
-    stamps = np.asarray(stamps, dtype=np.int64)
     order = np.argsort(stamps, kind="stable")
     keep = order[np.r_[True, np.diff(stamps[order]) > 0]]
-    velocity, effort = _fill(vel, n), _fill(eff, n)
-    pick = (lambda a: None if a is None else a[keep])
+    # velocities / efforts that no message carries are None rather than all-NaN
+    pick = (lambda a: None if np.isnan(a).all() else a[keep])
     t0 = int(stamps[keep[0]])
     return JointStates(topic, tuple(names), t0, stamps[keep], (stamps[keep] - t0) * 1e-9, position[keep],
                        pick(velocity), pick(effort), len(stamps) - len(keep))
@@ -211,30 +222,23 @@ def read_planned_positions(path, topic, t0_ns):
     Returns ``(joint_names, t (N,) s relative to t0_ns, positions (N, n))``, the points of
     all messages in time order (joints of the first message, later ones mapped by name).
     """
-    _rosbags()
-    errors = _read_errors()
-    try:
-        reader = _open(path)
-        with reader:
-            topic, conns, _ = _topic_connections(reader, topic, JOINT_TRAJECTORY, "--trajectory-topic")
-            segments, names = [], None
-            for conn, receive_ns, raw in reader.messages(connections=conns):
-                msg = reader.deserialize(raw, conn.msgtype)
-                if not msg.points:
-                    continue
-                names = names or list(msg.joint_names)
-                missing = [nm for nm in names if nm not in msg.joint_names]
-                if missing:
-                    raise InputError(f"{topic}: a trajectory lacks joints {missing}; record all joints")
-                cols = [list(msg.joint_names).index(nm) for nm in names]
-                start = _stamp_ns(msg.header, receive_ns)
-                t = np.array([p.time_from_start.sec * _NS + p.time_from_start.nanosec for p in msg.points])
-                q = np.array([np.asarray(p.positions, dtype=float)[cols] for p in msg.points])
-                segments.append((start, start + t, q))
-    except InputError:
-        raise
-    except errors as exc:
-        raise _corrupt(path, exc) from None
+    segments, names = [], []
+
+    def visit(k, total, receive_ns, msg):
+        if not msg.points:
+            return
+        if not names:
+            names.extend(msg.joint_names)
+        missing = [nm for nm in names if nm not in msg.joint_names]
+        if missing:
+            raise InputError(f"{topic}: trajectory message {k} lacks joints {missing}; record all joints")
+        cols = [list(msg.joint_names).index(nm) for nm in names]
+        start = _stamp_ns(msg.header, receive_ns)
+        t = np.array([p.time_from_start.sec * _NS + p.time_from_start.nanosec for p in msg.points])
+        q = np.array([np.asarray(p.positions, dtype=float)[cols] for p in msg.points])
+        segments.append((start, start + t, q))
+
+    _read_topic(path, topic, JOINT_TRAJECTORY, "--trajectory-topic", visit)
     if not segments:
         raise InputError(f"topic '{topic}' holds no trajectory points; drop --trajectory-topic")
     segments.sort(key=lambda s: s[0])
@@ -380,23 +384,18 @@ def read_derived_bag(path):
     Returns ``(joint_names, stamps_ns (m,), positions, velocities, accelerations, efforts
     (m, n each), derivatives (m, K, n))``.
     """
-    _rosbags()
-    try:
-        reader = _open(path)
-        with reader:
-            _, ff, _ = _topic_connections(reader, FEEDFORWARD_TOPIC, JOINT_TRAJECTORY, "topic")
-            _, dd, _ = _topic_connections(reader, DERIVATIVES_TOPIC, MULTIARRAY, "topic")
-            stamps, rows, jets, names = [], [], [], None
-            for conn, stamp, raw in reader.messages(connections=ff + dd):
-                msg = reader.deserialize(raw, conn.msgtype)
-                if conn.msgtype == MULTIARRAY:
-                    jets.append(msg.data.reshape([d.size for d in msg.layout.dim]))
-                    continue
-                p = msg.points[0]
-                names = tuple(msg.joint_names)
-                stamps.append(stamp)
-                rows.append((p.positions, p.velocities, p.accelerations, p.effort))
-    except _read_errors() as exc:
-        raise _corrupt(path, exc) from None
+    stamps, rows, jets, names = [], [], [], []
+
+    def feedforward(k, total, stamp, msg):
+        p = msg.points[0]
+        names[:] = msg.joint_names
+        stamps.append(stamp)
+        rows.append((p.positions, p.velocities, p.accelerations, p.effort))
+
+    def derivatives(k, total, stamp, msg):
+        jets.append(msg.data.reshape([d.size for d in msg.layout.dim]))
+
+    _read_topic(path, FEEDFORWARD_TOPIC, JOINT_TRAJECTORY, "topic", feedforward)
+    _read_topic(path, DERIVATIVES_TOPIC, MULTIARRAY, "topic", derivatives)
     q, qd, qdd, eff = (np.array(a) for a in zip(*rows))
-    return names, np.array(stamps), q, qd, qdd, eff, np.array(jets)
+    return tuple(names), np.array(stamps), q, qd, qdd, eff, np.array(jets)
