@@ -140,3 +140,17 @@ def test_ros1_bag_is_read_too(tmp_path):
     np.testing.assert_allclose(states.t, 0.002 * np.arange(30), atol=1e-12)
     np.testing.assert_array_equal(states.position[:, 1], np.arange(30))
     np.testing.assert_array_equal(states.effort[:, 0], 0.5 * np.arange(30))
+
+
+def test_progress_reaches_the_total(panda_bags):
+    calls = []
+    states = read_joint_states(panda_bags["mcap"], progress=lambda done, total: calls.append((done, total)))
+    assert calls[0] == (0, len(states.t)) and calls[-1] == (len(states.t), len(states.t))
+
+
+def test_help_explains_every_option():
+    sub = next(a for a in cli.build_parser()._actions if a.dest == "command").choices["analyze-bag"]
+    options = [a for a in sub._actions if a.dest != "help"]
+    assert {"bag", "urdf", "out", "joint_states", "trajectory_topic", "order", "actuators", "start",
+            "end"} <= {a.dest for a in options}
+    assert all(a.help and len(a.help) > 15 for a in options)
