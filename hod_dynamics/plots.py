@@ -62,7 +62,7 @@ def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", referen
         ax.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=7, loc="upper right", ncol=2)
     axes[-1, 0].set_xlabel("t [s]")
-    fig.suptitle(f"{title} [{ylabel}]" if title else ylabel, fontsize=10)
+    fig.suptitle(f"{title} -- {ylabel}" if title else ylabel, fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
