@@ -27,7 +27,7 @@ if "bdist_wheel" in sys.argv:
 ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-trajectory-msgs",
        "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
        "ros-rosgraph-msgs"]
-BAG = ["rosbags>=0.10"]
+BAG = ["rosbags>=0.11"]  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
 PLOT = ["matplotlib>=3.5"]
 # colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",

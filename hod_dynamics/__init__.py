@@ -8,11 +8,13 @@ The public API (everything a user needs is importable from here)::
     jets = hd.time_derivatives(model, qjet, order=2)      # (..., 3, n): tau, tau', tau''
 """
 
+from .analysis import BagAnalysis, analyze_joint_states, write_report
 from .actuators import (SEA, VSA, ActuatorSet, AntagonisticExponential, CubicSpring, Rigid,
                         load_actuators)
 from .closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
                           gravity_derivatives, mass_matrix_derivatives)
 from .crba import kinetic_energy, mass_matrix
+from .bag import JointStates, read_joint_states
 from .dynamics import inverse_dynamics, time_derivatives
 from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
 from .feedforward import FeedforwardResult, feedforward
@@ -36,4 +38,5 @@ __all__ = [
     "ActuatorSet", "AntagonisticExponential", "CubicSpring", "FeedforwardResult", "LimitReport",
     "LimitViolation", "Rigid", "SEA", "Trajectory", "VSA", "feedforward", "load_actuators",
     "load_trajectory", "shipped_trajectories",
+    "BagAnalysis", "JointStates", "analyze_joint_states", "read_joint_states", "write_report",
 ]

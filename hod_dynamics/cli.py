@@ -3,6 +3,7 @@
     hod-dynamics demo [--order K] [--duration S] [--rate HZ] [--out DIR] [--no-plot]
     hod-dynamics info URDF [--root LINK] [--tip LINK ...] [--lock JOINT=VALUE ...]
     hod-dynamics robots
+    hod-dynamics analyze-bag BAG --urdf PATH --out DIR [--joint-states TOPIC] [--order 2] ...
 
 Errors on bad input print one line (``hod-dynamics: error: ...``) and exit with code 2.
 """
@@ -90,6 +91,64 @@ def cmd_robots(args):
     return 0
 
 
+class _Progress:
+    """``progress(done, total)`` callback: a one-line bar on stderr (only on a terminal)."""
+
+    def __init__(self, label, enabled):
+        self.label, self.enabled, self.last = label, enabled and sys.stderr.isatty(), -1
+
+    def __call__(self, done, total):
+        if not self.enabled or total <= 0:
+            return
+        pct = int(100 * done / total)
+        if pct != self.last:
+            self.last = pct
+            bar = "#" * (pct // 4) + "." * (25 - pct // 4)
+            print(f"\r{self.label:<10} [{bar}] {pct:3d}% ({done}/{total})", end="\n" if done >= total else "",
+                  file=sys.stderr, flush=True)
+
+
+def cmd_analyze_bag(args):
+    """Replay analysis of a recorded bag: fit the measured joint positions with a smoothing
+    spline, evaluate the model's tau and its time derivatives (and motor references with
+    --actuators) at the JointState stamps, and compare tau with the measured efforts. Writes
+    samples.csv, summary.json, PNG plots (tau, tau_dot, tau_ddot, residual) and derived.mcap
+    (topics /feedforward and /torque_derivatives) into --out."""
+    from .analysis import analyze_joint_states, write_report
+    from .bag import read_joint_states, read_planned_positions
+
+    if args.start is not None and args.end is not None and args.end <= args.start:
+        raise HodDynamicsError(f"--end {args.end} must be after --start {args.start}")
+    model = RobotModel.from_urdf(args.urdf, root_link=args.root, tip_links=args.tip,
+                                 locked_joints=_parse_locks(args.lock))
+    show = not args.no_progress
+    states = read_joint_states(args.bag, args.joint_states, progress=_Progress("reading", show))
+    states = states.select(args.start, args.end)
+    planned = None
+    if args.trajectory_topic:
+        planned = read_planned_positions(args.bag, args.trajectory_topic, states.t0_ns)
+    start = time.perf_counter()
+    result = analyze_joint_states(model, states, order=args.order, actuators=args.actuators, smoothing=args.smoothing,
+                     planned=planned, progress=_Progress("analysing", show))
+    elapsed = time.perf_counter() - start
+    paths = write_report(result, args.out, plots=not args.no_plot, derived_bag=not args.no_derived_bag,
+                         progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
+    summary = result.summary()
+    print(f"{states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
+          f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} joints); "
+          f"fit + dynamics in {elapsed:.2f} s")
+    if result.effort is not None:
+        print(f"  {'joint':<24}{'residual rms':>14}{'max |res|':>12}{'% of range':>12}")
+        for name, entry in summary["joints"].items():
+            print(f"  {name:<24}{entry['residual_rms']:14.4g}{entry['residual_max_abs']:12.4g}"
+                  f"{entry['residual_rms_percent_of_range']:12.3g}")
+    else:
+        print("  the joint states carry no efforts: no comparison with measured torques")
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="hod-dynamics",
@@ -111,6 +170,35 @@ def build_parser():
     info.set_defaults(func=cmd_info)
     robots = sub.add_parser("robots", help="list the shipped robot models", description=cmd_robots.__doc__)
     robots.set_defaults(func=cmd_robots)
+    bag = sub.add_parser("analyze-bag", help="model torques vs the efforts recorded in a bag",
+                         description=cmd_analyze_bag.__doc__)
+    bag.add_argument("bag", metavar="BAG", help="rosbag2 folder, .db3 or .mcap file, or ROS 1 .bag")
+    bag.add_argument("--urdf", required=True, help="URDF file of the recorded robot")
+    bag.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
+    bag.add_argument("--joint-states", metavar="TOPIC",
+                     help="sensor_msgs/JointState topic (default: the only one in the bag)")
+    bag.add_argument("--trajectory-topic", metavar="TOPIC",
+                     help="trajectory_msgs/JointTrajectory topic of the plan: adds the planned positions "
+                          "(qplan_*) and the tracking error to the outputs")
+    bag.add_argument("--order", type=int, default=2, choices=range(0, 3), metavar="{0,1,2}",
+                     help="highest torque derivative (default 2; the C^4 position fit allows at most 2)")
+    bag.add_argument("--actuators", metavar="CONFIG",
+                     help="actuator YAML (rigid/SEA/VSA): adds motor references theta_*, u_* (default: rigid)")
+    bag.add_argument("--start", type=float, metavar="S",
+                     help="analyse from S seconds after the first joint state (default: from the start)")
+    bag.add_argument("--end", type=float, metavar="S",
+                     help="analyse up to S seconds after the first joint state (default: to the end)")
+    bag.add_argument("--smoothing", type=float, metavar="STD",
+                     help="position noise standard deviation in rad (m) for the smoothing spline; "
+                          "default: estimated from the data, 0 interpolates")
+    bag.add_argument("--root", help="root link of the model (default: the URDF root)")
+    bag.add_argument("--tip", action="append", help="tip link (repeatable): keep only these chains")
+    bag.add_argument("--lock", action="append", metavar="JOINT=VALUE",
+                     help="lock a joint the bag does not record, e.g. a gripper finger (repeatable)")
+    bag.add_argument("--no-plot", action="store_true", help="skip the PNG plots (no matplotlib needed)")
+    bag.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap")
+    bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    bag.set_defaults(func=cmd_analyze_bag)
     return parser
 
 

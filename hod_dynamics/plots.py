@@ -36,3 +36,34 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None):
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", reference=None,
+                      labels=("model", "measured"), max_points=20000):
+    """Write a PNG with one subplot per joint: ``series`` (T, n) solid, ``reference`` (T, n)
+    (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s. Long records are
+    thinned to about ``max_points`` samples per line (every k-th sample) to keep the
+    figure light. Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    step = max(1, len(t) // max_points)
+    t = np.asarray(t)[::step]
+    n = len(joint_names)
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.5 * n + 1.0), sharex=True, squeeze=False)
+    for j, ax in enumerate(axes[:, 0]):
+        if reference is not None:
+            ax.plot(t, np.asarray(reference)[::step, j], color="0.55", lw=0.7, label=labels[1])
+        ax.plot(t, np.asarray(series)[::step, j], color="C0", lw=1.0, label=labels[0])
+        ax.set_ylabel(joint_names[j], fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7, loc="upper right", ncol=2)
+    axes[-1, 0].set_xlabel("t [s]")
+    fig.suptitle(f"{title} -- {ylabel}" if title else ylabel, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

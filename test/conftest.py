@@ -65,3 +65,58 @@ def iiwa_pinocchio(iiwa):
 
     model = iiwa.with_gravity(hd.paper_examples.IIWA_GRAVITY)
     return model, PinocchioRobot(hd.robot_path("iiwa14"), model)
+
+
+class PandaRecording:
+    """A known smooth Panda motion sampled like a robot log (``rate`` Hz for ``duration`` s):
+    exact jets, true tau^(0..2), and noisy measurements (positions 1e-4 rad, efforts 0.2 N m)."""
+
+    AMP = np.array([0.6, 0.4, 0.5, 0.5, 0.8, 0.6, 0.9])
+    OMEGA = 2 * np.pi * np.array([0.35, 0.5, 0.3, 0.45, 0.6, 0.4, 0.55])
+    CENTER = np.array([0.0, 0.2, 0.0, -1.8, 0.0, 1.6, 0.8])
+    PHASE = 0.7 * np.arange(7)
+    T0_NS = 1_700_000_000 * 10**9
+    POSITION_NOISE, EFFORT_NOISE = 1e-4, 0.2
+
+    def __init__(self, model, rate=500.0, duration=6.0, seed=7):
+        from oracles import ERD_ROBOTS, erd_path
+
+        self.model, self.urdf = model, erd_path("panda")
+        self.locks = [arg for nm, v in ERD_ROBOTS["panda"][1].items() for arg in ("--lock", f"{nm}={v}")]
+        self.t = np.arange(int(round(duration * rate))) / rate
+        self.stamps_ns = self.T0_NS + np.round(self.t * 1e9).astype(np.int64)
+        self.taujet = hd.time_derivatives(model, self.qjet(self.t, 5), 2)
+        rng = np.random.default_rng(seed)
+        self.position = self.qjet(self.t, 1)[:, 0] + self.POSITION_NOISE * rng.standard_normal(self.taujet[:, 0].shape)
+        self.effort = self.taujet[:, 0] + self.EFFORT_NOISE * rng.standard_normal(self.position.shape)
+
+    def qjet(self, t, rows):
+        """Exact jet (len(t), rows, 7) of q_j = c_j + a_j sin(w_j t + phi_j)."""
+        t = np.asarray(t, dtype=float)[:, None]
+        return np.stack([self.CENTER * (k == 0) + self.AMP * self.OMEGA ** k
+                         * np.sin(self.OMEGA * t + self.PHASE + k * np.pi / 2) for k in range(rows)], axis=1)
+
+    def write(self, path, storage, **kwargs):
+        """Record as a rosbag2 bag with an extra joint 'gripper' the model does not have."""
+        from hod_dynamics.bag import write_joint_states
+
+        extra = np.zeros((len(self.t), 1))
+        write_joint_states(path, self.stamps_ns, list(self.model.joint_names) + ["gripper"],
+                           np.hstack([self.position, extra]), np.hstack([self.qjet(self.t, 2)[:, 1], extra]),
+                           np.hstack([self.effort, extra]), storage=storage, **kwargs)
+        return path
+
+
+@pytest.fixture(scope="session")
+def panda_recording(panda):
+    return PandaRecording(panda)
+
+
+@pytest.fixture(scope="session")
+def panda_bags(panda_recording, tmp_path_factory):
+    """{"mcap": path of the .mcap file, "sqlite3": path of the bag folder} of the recording
+    (the two ways users pass a bag)."""
+    pytest.importorskip("rosbags")
+    root = tmp_path_factory.mktemp("bags")
+    mcap = panda_recording.write(root / "rec_mcap", "mcap")
+    return {"mcap": mcap / "rec_mcap.mcap", "sqlite3": panda_recording.write(root / "rec_db3", "sqlite3")}

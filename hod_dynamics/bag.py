@@ -1,0 +1,401 @@
+"""Reading and writing ROS bags with the ``rosbags`` library (no ROS installation needed).
+
+Reads rosbag2 bags (a bag folder, or a single ``.db3`` / ``.mcap`` file) and ROS 1 ``.bag``
+files: ``sensor_msgs/JointState`` (measured positions, velocities, efforts) and
+``trajectory_msgs/JointTrajectory`` (e.g. the planned trajectory). Writes rosbag2 MCAP bags of
+joint states (for tests and benchmarks) and of derived results (``feedforward`` and
+``torque_derivatives``, the message layout of the ROS node, for PlotJuggler / Foxglove).
+
+Times: a message's time is its header stamp, or the bag's receive time when the stamp is
+zero; integers in ns (absolute) and floats in s relative to ``t0_ns`` (the first sample).
+Every failure to read a bag raises :class:`~hod_dynamics.errors.InputError` (one line that
+says what to do). Requires ``pip install rosbags``.
+"""
+
+import os
+import shutil
+import sqlite3
+import struct
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional, Tuple
+
+import numpy as np
+
+from .errors import InputError
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
+MULTIARRAY = "std_msgs/msg/Float64MultiArray"
+FEEDFORWARD_TOPIC = "/feedforward"
+DERIVATIVES_TOPIC = "/torque_derivatives"
+_NS = 1_000_000_000
+_FIELDS = ("position", "velocity", "effort")
+
+
+def _rosbags():
+    try:
+        import rosbags  # noqa: F401
+    except ImportError:
+        raise InputError("bag analysis needs the rosbags library: pip install rosbags") from None
+    from rosbags.typesys import Stores, get_typestore
+
+    # Kilted is the ROS 2 distribution of the node; the message definitions used here are the
+    # same in every ROS 2 distribution, so the bags read back everywhere.
+    return get_typestore(Stores.ROS2_KILTED)
+
+
+def _read_errors():
+    from rosbags.highlevel import AnyReaderError
+    from rosbags.rosbag1 import ReaderError as Reader1Error
+    from rosbags.rosbag2 import ReaderError as Reader2Error
+    from rosbags.serde import SerdeError
+
+    # garbled or truncated files surface as any of these (sqlite, struct, decoding, and a
+    # MemoryError when a garbled record length asks for exabytes)
+    return (AnyReaderError, Reader1Error, Reader2Error, SerdeError, sqlite3.Error, EOFError,
+            KeyError, IndexError, ValueError, UnicodeDecodeError, AssertionError, OSError,
+            struct.error, MemoryError, OverflowError)
+
+
+def _corrupt(path, exc):
+    detail = "a garbled record length" if isinstance(exc, MemoryError) else (
+        " ".join(str(exc).split()) or type(exc).__name__)
+    return InputError(f"cannot read bag '{path}' ({detail}): the file is corrupt, truncated or not a "
+                      "ROS bag; pass a rosbag2 folder, .db3 or .mcap file or a ROS 1 .bag (a "
+                      "truncated rosbag2 may be repaired with 'ros2 bag reindex')")
+
+
+@dataclass(frozen=True)
+class JointStates:
+    """Joint states recorded on one topic, sorted by time, m samples, n joints.
+
+    ``joint_names`` (n,) in the order of the recording; ``t`` (m,) s, strictly increasing,
+    relative to ``t0_ns``; ``stamps_ns`` (m,) absolute ns; ``position`` (m, n) rad or m;
+    ``velocity`` / ``effort`` (m, n) (rad/s, N m; m/s, N) or None when the messages have none
+    (NaN rows for the messages that lack them); ``dropped``: messages dropped because their
+    time repeated an earlier one.
+    """
+
+    topic: str
+    joint_names: Tuple[str, ...]
+    t0_ns: int
+    stamps_ns: np.ndarray
+    t: np.ndarray
+    position: np.ndarray
+    velocity: Optional[np.ndarray]
+    effort: Optional[np.ndarray]
+    dropped: int = 0
+
+    def select(self, start=None, end=None):
+        """The samples with ``start <= t <= end`` (s, relative; None: unbounded)."""
+        keep = np.ones(len(self.t), dtype=bool)
+        if start is not None:
+            keep &= self.t >= start
+        if end is not None:
+            keep &= self.t <= end
+        pick = (lambda a: None if a is None else a[keep])
+        return JointStates(self.topic, self.joint_names, self.t0_ns, self.stamps_ns[keep], self.t[keep],
+                           self.position[keep], pick(self.velocity), pick(self.effort), self.dropped)
+
+
+def _stamp_ns(header, receive_ns):
+    stamp = header.stamp.sec * _NS + header.stamp.nanosec
+    return stamp if stamp else receive_ns
+
+
+def _topic_connections(reader, topic, msgtype, option):
+    """The connections of ``topic`` (default: the only topic of ``msgtype``), checked."""
+    topics = reader.topics
+    listing = ", ".join(f"{name} ({info.msgtype})" for name, info in sorted(topics.items())) or "none"
+    if topic is None:
+        found = sorted(name for name, info in topics.items() if info.msgtype == msgtype)
+        if len(found) != 1:
+            raise InputError(f"{'no' if not found else 'several'} {msgtype} topics in the bag; choose "
+                             f"one with {option} TOPIC (topics: {listing})")
+        topic = found[0]
+    if topic not in topics:
+        raise InputError(f"topic '{topic}' is not in the bag; pass {option} with one of: {listing}")
+    if topics[topic].msgtype != msgtype:
+        raise InputError(f"topic '{topic}' has type {topics[topic].msgtype}, expected {msgtype}; "
+                         f"pass {option} with one of: {listing}")
+    return topic, topics[topic].connections, topics[topic].msgcount
+
+
+def _open(path):
+    from rosbags.highlevel import AnyReader
+
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"bag not found: '{path}'")
+    from rosbags.typesys import Stores, get_typestore
+
+    # bags without embedded message definitions (old rosbag2 sqlite) need a default typestore
+    return AnyReader([path], default_typestore=get_typestore(Stores.LATEST))
+
+
+def _read_topic(path, topic, msgtype, option, visit, progress=None):
+    """Call ``visit(k, total, receive_ns, msg)`` for the k-th of ``total`` messages of ``topic`` (checked to be of
+    ``msgtype``; None: the only topic of that type, ``option`` names the CLI option that picks
+    it). Returns ``(topic, message count)``; bag failures raise :class:`InputError`."""
+    _rosbags()
+    try:
+        reader = _open(path)
+        with reader:
+            topic, conns, total = _topic_connections(reader, topic, msgtype, option)
+            for k, (conn, receive_ns, raw) in enumerate(reader.messages(connections=conns)):
+                visit(k, total, receive_ns, reader.deserialize(raw, conn.msgtype))
+                if progress is not None and k % 4096 == 0:
+                    progress(k, total)
+    except InputError:
+        raise
+    except FileNotFoundError as exc:
+        raise InputError(f"cannot read bag '{path}' ({exc}): pass a rosbag2 folder with its "
+                         "metadata.yaml, or the .db3 / .mcap file itself") from None
+    except _read_errors() as exc:
+        raise _corrupt(path, exc) from None
+    if progress is not None:
+        progress(total, total)
+    return topic, total
+
+
+def read_joint_states(path, topic=None, *, progress=None):
+    """All ``sensor_msgs/JointState`` messages of ``topic`` in the bag at ``path``.
+
+    ``topic`` None picks the only JointState topic. The joint order is that of the first
+    message; later messages are mapped by name. ``progress`` is called as ``progress(done,
+    total)`` while reading. Returns :class:`JointStates`. Raises :class:`InputError` for a
+    missing, corrupt or truncated bag, a missing topic (naming the topics present), a message
+    lacking a joint of the first one, or messages without positions.
+    """
+    names, data = [], {}   # data: preallocated stamps (total,) and position/velocity/effort (total, n)
+
+    def visit(k, total, receive_ns, msg):
+        if not msg.name:
+            raise InputError(f"{topic or 'joint states'}: message {k} names no joints; JointState "
+                             "messages must fill 'name' to be mapped onto the model")
+        if not names:
+            names.extend(msg.name)
+            data.update(stamp=np.zeros(total, dtype=np.int64),
+                        **{f: np.full((total, len(names)), np.nan) for f in _FIELDS})
+        if k >= len(data["stamp"]):   # more messages than the bag's index announced
+            for key, a in data.items():
+                data[key] = np.concatenate([a, np.full_like(a, a[0] if key == "stamp" else np.nan)])
+        order = None
+        if list(msg.name) != names:
+            missing = [nm for nm in names if nm not in msg.name]
+            if missing:
+                raise InputError(f"{topic or 'joint states'}: message {k} lacks joints {missing} of the "
+                                 "first message; record all joints on one topic")
+            where = {nm: i for i, nm in enumerate(msg.name)}
+            order = [where[nm] for nm in names]
+        data["stamp"][k] = _stamp_ns(msg.header, receive_ns)
+        for field in _FIELDS:
+            values = getattr(msg, field)
+            if len(values) == len(msg.name):   # else: not recorded, stays NaN
+                data[field][k] = values if order is None else values[order]
+        data["count"] = k + 1
+
+    topic, _ = _read_topic(path, topic, JOINT_STATE, "--joint-states", visit, progress)
+    if not names:
+        raise InputError(f"topic '{topic}' holds no messages; record joint states or pick another topic")
+    count = data.pop("count")
+    stamps, position, velocity, effort = (data[key][:count] for key in ("stamp",) + _FIELDS)
+    if np.isnan(position).any():
+        raise InputError(f"{topic}: messages without a position for every joint {names}; "
+                         "position is needed to fit the trajectory")
+    order = np.argsort(stamps, kind="stable")
+    keep = order[np.r_[True, np.diff(stamps[order]) > 0]]
+    # velocities / efforts that no message carries are None rather than all-NaN
+    pick = (lambda a: None if np.isnan(a).all() else a[keep])
+    t0 = int(stamps[keep[0]])
+    return JointStates(topic, tuple(names), t0, stamps[keep], (stamps[keep] - t0) * 1e-9, position[keep],
+                       pick(velocity), pick(effort), len(stamps) - len(keep))
+
+
+def read_planned_positions(path, topic, t0_ns):
+    """The planned trajectory recorded on ``topic`` (trajectory_msgs/JointTrajectory).
+
+    Each message's points start at its header stamp (or receive time) and hold until the
+    next message starts (a new trajectory replaces the old one, as a controller does).
+    Returns ``(joint_names, t (N,) s relative to t0_ns, positions (N, n))``, the points of
+    all messages in time order (joints of the first message, later ones mapped by name).
+    """
+    segments, names = [], []
+
+    def visit(k, total, receive_ns, msg):
+        if not msg.points:
+            return
+        if not names:
+            names.extend(msg.joint_names)
+        missing = [nm for nm in names if nm not in msg.joint_names]
+        if missing:
+            raise InputError(f"{topic}: trajectory message {k} lacks joints {missing}; record all joints")
+        cols = [list(msg.joint_names).index(nm) for nm in names]
+        start = _stamp_ns(msg.header, receive_ns)
+        t = np.array([p.time_from_start.sec * _NS + p.time_from_start.nanosec for p in msg.points])
+        q = np.array([np.asarray(p.positions, dtype=float)[cols] for p in msg.points])
+        segments.append((start, start + t, q))
+
+    _read_topic(path, topic, JOINT_TRAJECTORY, "--trajectory-topic", visit)
+    if not segments:
+        raise InputError(f"topic '{topic}' holds no trajectory points; drop --trajectory-topic")
+    segments.sort(key=lambda s: s[0])
+    times, rows = [], []
+    for i, (_, t, q) in enumerate(segments):
+        until = segments[i + 1][0] if i + 1 < len(segments) else np.inf
+        keep = t < until
+        times.append(t[keep])
+        rows.append(q[keep])
+    return tuple(names), (np.concatenate(times) - t0_ns) * 1e-9, np.concatenate(rows)
+
+
+# -- writing -----------------------------------------------------------------------------------
+class _McapBag:
+    """A rosbag2 MCAP writer that leaves one self-contained ``.mcap`` file at ``path``."""
+
+    def __init__(self, path):
+        from rosbags.rosbag2 import StoragePlugin, Writer
+
+        self.path = Path(path)
+        self.typestore = _rosbags()
+        self.tmp = Path(tempfile.mkdtemp(prefix=".bag-", dir=self.path.parent))
+        self.folder = self.tmp / self.path.stem
+        self.writer = Writer(self.folder, version=9, storage_plugin=StoragePlugin.MCAP)
+
+    def __enter__(self):
+        self.writer.open()
+        return self
+
+    def topic(self, name, msgtype):
+        return self.writer.add_connection(name, msgtype, typestore=self.typestore)
+
+    def write(self, conn, stamp_ns, msg):
+        self.writer.write(conn, int(stamp_ns), self.typestore.serialize_cdr(msg, conn.msgtype))
+
+    def __exit__(self, exc_type, *_):
+        try:
+            self.writer.close()
+            if exc_type is None:
+                os.replace(self.folder / f"{self.path.stem}.mcap", self.path)
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _header(types, stamp_ns):
+    sec, nanosec = divmod(int(stamp_ns), _NS)
+    return types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec),
+                                        frame_id="")
+
+
+def write_joint_states(path, stamps_ns, joint_names, position, velocity=None, effort=None, *,
+                       topic="/joint_states", storage="mcap", planned=None, receive_ns=None):
+    """Record joint states as a rosbag2 bag (storage ``"mcap"`` or ``"sqlite3"``).
+
+    ``path``: the bag folder to create; ``stamps_ns`` (m,) header stamps; ``receive_ns``
+    (m,) the bag's log times (default: the stamps); ``position`` / ``velocity`` / ``effort``
+    (m, n). ``planned`` optionally
+    ``(topic, stamp_ns, times (N,) s, positions (N, n))``: one JointTrajectory message.
+    """
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    types = _rosbags()
+    plugin = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}[storage]
+    JS = types.types[JOINT_STATE]
+    empty = np.zeros(0)
+    with Writer(Path(path), version=9, storage_plugin=plugin) as writer:
+        conn = writer.add_connection(topic, JOINT_STATE, typestore=types)
+        names = list(joint_names)
+        stamps_ns = np.asarray(stamps_ns, dtype=np.int64)
+        logged = stamps_ns if receive_ns is None else np.asarray(receive_ns, dtype=np.int64)
+        for i, stamp in enumerate(stamps_ns):
+            msg = JS(header=_header(types.types, stamp), name=names, position=position[i],
+                     velocity=empty if velocity is None else velocity[i],
+                     effort=empty if effort is None else effort[i])
+            writer.write(conn, int(logged[i]), types.serialize_cdr(msg, JOINT_STATE))
+        if planned is not None:
+            ptopic, stamp, times, q = planned
+            conn = writer.add_connection(ptopic, JOINT_TRAJECTORY, typestore=types)
+            writer.write(conn, int(stamp), types.serialize_cdr(
+                _trajectory(types.types, stamp, names, times, q), JOINT_TRAJECTORY))
+
+
+def _duration(types, seconds):
+    sec, nanosec = divmod(int(round(seconds * _NS)), _NS)
+    return types["builtin_interfaces/msg/Duration"](sec=sec, nanosec=nanosec)
+
+
+def _trajectory(types, stamp_ns, names, times, positions, velocities=None, accelerations=None,
+                efforts=None):
+    point, empty = types["trajectory_msgs/msg/JointTrajectoryPoint"], np.zeros(0)
+    pick = (lambda a, i: empty if a is None else a[i])
+    points = [point(positions=positions[i], velocities=pick(velocities, i),
+                    accelerations=pick(accelerations, i), effort=pick(efforts, i),
+                    time_from_start=_duration(types, times[i])) for i in range(len(times))]
+    return types[JOINT_TRAJECTORY](header=_header(types, stamp_ns), joint_names=list(names), points=points)
+
+
+def multiarray_layout(types, shape, labels):
+    """MultiArrayLayout of a row-major array of ``shape``, one labelled dimension per axis
+    (the layout of the ROS node's ``hod_dynamics.ros.conversions.multiarray``)."""
+    strides = np.cumprod((tuple(shape) + (1,))[::-1])[::-1][:-1]
+    dim = types["std_msgs/msg/MultiArrayDimension"]
+    return types["std_msgs/msg/MultiArrayLayout"](
+        dim=[dim(label=lab, size=int(s), stride=int(st)) for lab, s, st in zip(labels, shape, strides)],
+        data_offset=0)
+
+
+def write_derived_bag(path, stamps_ns, joint_names, qjet, taujet, *, progress=None):
+    """Write the model results as a single-file MCAP bag for PlotJuggler / Foxglove.
+
+    ``stamps_ns`` (m,) absolute ns (header stamps and log times); ``qjet`` (m, >=3, n) q, qd,
+    qdd; ``taujet`` (m, K, n) tau^(0..K-1). Topics: ``/feedforward``
+    (trajectory_msgs/JointTrajectory, one point per sample: positions, velocities,
+    accelerations, effort = tau) and ``/torque_derivatives`` (std_msgs/Float64MultiArray
+    (K, n), dims ``order``, ``joint``, row-major), as published by the feedforward node.
+    ``progress(done, total)`` is called while writing. Returns ``path``.
+    """
+    path = Path(path)
+    if path.exists():
+        path.unlink()
+    m, K, n = taujet.shape
+    with _McapBag(path) as bag:
+        types = bag.typestore.types
+        ff = bag.topic(FEEDFORWARD_TOPIC, JOINT_TRAJECTORY)
+        dd = bag.topic(DERIVATIVES_TOPIC, MULTIARRAY)
+        layout = multiarray_layout(types, (K, n), ("order", "joint"))
+        array = types[MULTIARRAY]
+        zero = np.zeros(1)
+        for i, stamp in enumerate(np.asarray(stamps_ns, dtype=np.int64)):
+            bag.write(ff, stamp, _trajectory(types, stamp, joint_names, zero, qjet[i, None, 0], qjet[i, None, 1],
+                                             qjet[i, None, 2], taujet[i, None, 0]))
+            bag.write(dd, stamp, array(layout=layout, data=np.ascontiguousarray(taujet[i]).ravel()))
+            if progress is not None and i % 4096 == 0:
+                progress(i, m)
+    if progress is not None:
+        progress(m, m)
+    return path
+
+
+def read_derived_bag(path):
+    """Read back a bag of :func:`write_derived_bag`.
+
+    Returns ``(joint_names, stamps_ns (m,), positions, velocities, accelerations, efforts
+    (m, n each), derivatives (m, K, n))``.
+    """
+    stamps, rows, jets, names = [], [], [], []
+
+    def feedforward(k, total, stamp, msg):
+        p = msg.points[0]
+        names[:] = msg.joint_names
+        stamps.append(stamp)
+        rows.append((p.positions, p.velocities, p.accelerations, p.effort))
+
+    def derivatives(k, total, stamp, msg):
+        jets.append(msg.data.reshape([d.size for d in msg.layout.dim]))
+
+    _read_topic(path, FEEDFORWARD_TOPIC, JOINT_TRAJECTORY, "topic", feedforward)
+    _read_topic(path, DERIVATIVES_TOPIC, MULTIARRAY, "topic", derivatives)
+    q, qd, qdd, eff = (np.array(a) for a in zip(*rows))
+    return tuple(names), np.array(stamps), q, qd, qdd, eff, np.array(jets)

@@ -1,0 +1,127 @@
+"""analyze-bag end to end: model torques from a recorded (noisy) Panda motion against the truth."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from hod_dynamics import analysis, cli
+from hod_dynamics.bag import read_joint_states
+from hod_dynamics.errors import InputError
+
+pytest.importorskip("rosbags")
+
+
+def _columns(path):
+    with open(path) as fh:
+        rows = list(csv.reader(fh))
+    return {name: np.array([float(r[i]) for r in rows[1:]]) for i, name in enumerate(rows[0])}
+
+
+def _relative_rms(cols, prefix, truth, names):
+    """Per joint RMS(model - truth) / range(truth), in %."""
+    model = np.column_stack([cols[f"{prefix}_{j}"] for j in names])
+    return 100 * np.sqrt(np.mean((model - truth) ** 2, axis=0)) / np.ptp(truth, axis=0)
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_model_torques_match_the_truth_for_both_storage_formats(storage, panda_recording, panda_bags,
+                                                               tmp_path, capsys):
+    rec = panda_recording
+    out = tmp_path / "out"
+    code = cli.main(["analyze-bag", str(panda_bags[storage]), "--urdf", rec.urdf, "--out", str(out),
+                     "--no-plot", "--no-progress"] + rec.locks)
+    assert code == 0
+    assert "panda_joint7" in capsys.readouterr().out
+    cols = _columns(out / "samples.csv")
+    names = rec.model.joint_names
+    np.testing.assert_allclose(cols["t"], rec.t, atol=1e-9)
+    tau_err = _relative_rms(cols, "tau0", rec.taujet[:, 0], names)
+    tau_dot_err = _relative_rms(cols, "tau1", rec.taujet[:, 1], names)
+    print(f"{storage}: tau error {tau_err.max():.3f} %, tau_dot error {tau_dot_err.max():.3f} % of range")
+    assert tau_err.max() < 1.0 and tau_dot_err.max() < 5.0
+    # the measured efforts are recorded exactly; the residual is the effort noise (0.2 N m)
+    effort = np.column_stack([cols[f"effort_{j}"] for j in names])
+    np.testing.assert_allclose(effort, rec.effort, rtol=1e-9, atol=1e-9)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_samples"] == len(rec.t) and summary["order"] == 2
+    assert set(summary["joints"]) == set(names)   # the extra 'gripper' joint is ignored
+    rms = np.array([summary["joints"][j]["residual_rms"] for j in names])
+    assert np.all((rms > 0.17) & (rms < 0.25)), rms
+
+
+def test_plots_and_window_selection(panda_recording, panda_bags, tmp_path):
+    rec = panda_recording
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", str(out),
+                     "--start", "1.0", "--end", "2.5", "--order", "1", "--no-derived-bag",
+                     "--no-progress"] + rec.locks) == 0
+    t = _columns(out / "samples.csv")["t"]
+    assert t[0] >= 1.0 and t[-1] <= 2.5 and len(t) == 751
+    for name in ("tau", "tau_dot", "residual"):
+        assert (out / f"{name}.png").stat().st_size > 20000
+    assert not (out / "tau_ddot.png").exists() and not (out / "derived.mcap").exists()
+
+
+def test_sea_motor_positions_are_q_plus_tau_over_stiffness(panda_recording, panda_bags, tmp_path):
+    rec = panda_recording
+    config = tmp_path / "sea.yaml"
+    config.write_text("actuators:\n  panda_joint2: {type: sea, stiffness: 2000.0, motor_inertia: 0.3,"
+                      " motor_damping: 1.0, gear_ratio: 100}\n")
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", str(out),
+                     "--actuators", str(config), "--no-plot", "--no-derived-bag", "--no-progress"]
+                    + rec.locks) == 0
+    cols = _columns(out / "samples.csv")
+    np.testing.assert_allclose(cols["theta_panda_joint2"],
+                               cols["qfit_panda_joint2"] + cols["tau0_panda_joint2"] / 2000.0, atol=1e-9)
+    np.testing.assert_allclose(cols["theta_panda_joint1"], cols["qfit_panda_joint1"], atol=1e-12)
+    np.testing.assert_allclose(cols["u_panda_joint1"], cols["tau0_panda_joint1"], atol=1e-9)
+
+
+def test_planned_trajectory_gives_the_tracking_error(panda_recording, panda, tmp_path):
+    rec = panda_recording
+    tp = np.arange(0.0, 6.001, 0.01)
+    planned = ("/plan", int(rec.stamps_ns[0]), tp, np.hstack([rec.qjet(tp, 1)[:, 0], np.zeros((len(tp), 1))]))
+    bag = rec.write(tmp_path / "with_plan", "mcap", planned=planned)
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(out), "--trajectory-topic",
+                     "/plan", "--no-plot", "--no-derived-bag", "--no-progress"] + rec.locks) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    tracking = np.array([summary["joints"][j]["tracking_rms"] for j in panda.joint_names])
+    # measured = truth + 1e-4 rad noise; linear interpolation of the 100 Hz plan adds < 1.5e-4 rad
+    assert np.all(tracking > 0.9e-4) and np.all(tracking < 1.8e-4), tracking
+
+
+def test_analyze_rejects_bad_input(panda_recording, panda_bags, iiwa):
+    states = read_joint_states(panda_bags["mcap"])
+    with pytest.raises(InputError, match="order must be 0, 1 or 2"):
+        analysis.analyze_joint_states(panda_recording.model, states, order=3)
+    with pytest.raises(InputError, match=r"joints \['iiwa_joint_1'.*are not recorded"):
+        analysis.analyze_joint_states(iiwa, states)
+    with pytest.raises(InputError, match="only 5 joint state samples"):
+        analysis.analyze_joint_states(panda_recording.model, states.select(0.0, 0.009))
+
+
+def test_windows_cover_every_sample_once():
+    for m in (20, 1999, 2000, 2999, 3000, 5001, 123457):
+        w = analysis._windows(m)
+        assert w[0][1] == 0 and w[-1][2] == m and all(a[2] == b[1] for a, b in zip(w, w[1:]))
+        assert all(fa <= lo < hi <= fb and hi - lo >= min(m, analysis.CHUNK // 2) for fa, lo, hi, fb in w)
+
+
+def test_window_boundaries_jump_by_less_than_the_fit_error(panda_recording, panda_bags):
+    rec = panda_recording
+    states = read_joint_states(panda_bags["mcap"])
+    result = analysis.analyze_joint_states(rec.model, states, order=2, chunk=500)
+    tau = result.result.taujet
+    starts = np.array([w[1] for w in analysis._windows(len(rec.t), 500)[1:]])
+    assert len(starts) == 5
+    dt = rec.t[1] - rec.t[0]
+    for k in (0, 1):
+        # the step across a boundary minus the step the derivative explains (trapezoid)
+        jump = tau[starts, k] - tau[starts - 1, k] - dt * (tau[starts, k + 1] + tau[starts - 1, k + 1]) / 2
+        assert np.max(np.abs(jump) / np.ptp(rec.taujet[:, k], axis=0)) < [0.005, 0.01][k]
+    err = np.sqrt(np.mean((tau[:, 1] - rec.taujet[:, 1]) ** 2, axis=0)) / np.ptp(rec.taujet[:, 1], axis=0)
+    assert err.max() < 0.05

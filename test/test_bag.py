@@ -1,0 +1,156 @@
+"""Bag I/O with rosbags: joint states in, derived results out, one-line errors on bad bags."""
+
+import numpy as np
+import pytest
+
+import hod_dynamics as hd
+from hod_dynamics import analysis, cli
+from hod_dynamics.bag import read_derived_bag, read_joint_states, write_joint_states
+
+pytest.importorskip("rosbags")
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_joint_states_read_back_exactly(storage, panda_recording, panda_bags):
+    rec = panda_recording
+    states = read_joint_states(panda_bags[storage])
+    assert states.topic == "/joint_states" and states.joint_names[-1] == "gripper"
+    assert states.t0_ns == rec.T0_NS and states.dropped == 0
+    np.testing.assert_array_equal(states.stamps_ns, rec.stamps_ns)
+    np.testing.assert_array_equal(states.position[:, :7], rec.position)
+    np.testing.assert_array_equal(states.effort[:, :7], rec.effort)
+    np.testing.assert_allclose(states.t, rec.t, atol=1e-9)
+
+
+def test_zero_header_stamps_fall_back_to_receive_times_and_duplicates_are_dropped(tmp_path):
+    receive = 5 * 10**9 + np.array([0, 2, 1, 1, 3]) * 10**6   # out of order, one repeated
+    q = np.arange(5.0)[:, None] * [1.0, -1.0]
+    write_joint_states(tmp_path / "b", np.zeros(5), ["a", "b"], q, receive_ns=receive)
+    states = read_joint_states(tmp_path / "b")
+    np.testing.assert_array_equal(states.stamps_ns, 5 * 10**9 + np.array([0, 1, 2, 3]) * 10**6)
+    np.testing.assert_array_equal(states.position[:, 0], [0, 2, 1, 4])   # stable: first of a repeat kept
+    assert states.dropped == 1 and states.velocity is None and states.effort is None
+
+
+def test_derived_bag_feedforward_equals_inverse_dynamics_of_its_points(panda_recording, panda_bags, tmp_path):
+    rec = panda_recording
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(panda_bags["sqlite3"]), "--urdf", rec.urdf, "--out", str(out),
+                     "--no-plot", "--no-progress"] + rec.locks) == 0
+    names, stamps, q, qd, qdd, effort, jets = read_derived_bag(out / "derived.mcap")
+    assert names == rec.model.joint_names and len(stamps) == len(rec.t)
+    np.testing.assert_array_equal(stamps, rec.stamps_ns)
+    tau = hd.inverse_dynamics(rec.model, q, qd, qdd)
+    np.testing.assert_allclose(effort, tau, rtol=1e-12, atol=1e-10)
+    assert jets.shape == (len(rec.t), 3, 7)
+    np.testing.assert_array_equal(jets[:, 0], effort)
+    # tau_dot is the derivative of tau: central differences at the 500 Hz stamps, away from
+    # the window boundaries where the fit changes (checked in test_analysis)
+    fd = np.gradient(effort, rec.t, axis=0)
+    near = np.isin(np.arange(len(rec.t)), [w[1] + d for w in analysis._windows(len(rec.t)) for d in (-1, 0)])
+    scale = np.ptp(jets[:, 1], axis=0)
+    assert np.max(np.abs(fd - jets[:, 1])[1:-1][~near[1:-1]] / scale) < 0.005
+
+
+def test_derived_bag_layout_is_the_nodes_order_joint_layout(panda_recording, panda_bags, tmp_path):
+    from rosbags.highlevel import AnyReader
+
+    rec = panda_recording
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", str(out),
+                     "--order", "1", "--no-plot", "--no-progress", "--end", "0.1"] + rec.locks) == 0
+    with AnyReader([out / "derived.mcap"]) as reader:
+        assert {t: i.msgtype for t, i in reader.topics.items()} == {
+            "/feedforward": "trajectory_msgs/msg/JointTrajectory",
+            "/torque_derivatives": "std_msgs/msg/Float64MultiArray"}
+        conn = reader.topics["/torque_derivatives"].connections
+        msg = reader.deserialize(next(reader.messages(connections=conn))[2], conn[0].msgtype)
+    assert [(d.label, d.size, d.stride) for d in msg.layout.dim] == [("order", 2, 14), ("joint", 7, 7)]
+
+
+def _run(args, capsys):
+    code = cli.main(["analyze-bag"] + [str(a) for a in args] + ["--no-progress", "--no-plot"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.count("\n") == 0 and err.startswith("hod-dynamics: error: "), err
+    return err
+
+
+def test_missing_topic_lists_the_topics(panda_recording, panda_bags, tmp_path, capsys):
+    rec = panda_recording
+    err = _run([panda_bags["mcap"], "--urdf", rec.urdf, "--out", tmp_path, "--joint-states", "/nope"]
+               + rec.locks, capsys)
+    assert "topic '/nope' is not in the bag" in err and "/joint_states (sensor_msgs/msg/JointState)" in err
+    err = _run([panda_bags["mcap"], "--urdf", rec.urdf, "--out", tmp_path, "--trajectory-topic", "/plan"]
+               + rec.locks, capsys)
+    assert "pass --trajectory-topic with one of: /joint_states" in err
+
+
+def test_joints_not_in_the_model_and_too_few_samples(panda_recording, panda_bags, tmp_path, capsys):
+    rec = panda_recording
+    err = _run([panda_bags["mcap"], "--urdf", hd.robot_path("iiwa14"), "--out", tmp_path], capsys)
+    assert "are not recorded on /joint_states" in err and "'panda_joint1'" in err
+    err = _run([panda_bags["mcap"], "--urdf", rec.urdf, "--out", tmp_path], capsys)   # fingers not locked
+    assert "panda_finger_joint1" in err and "--lock JOINT=VALUE" in err
+    err = _run([panda_bags["mcap"], "--urdf", rec.urdf, "--out", tmp_path, "--start", "1", "--end", "1.01"]
+               + rec.locks, capsys)
+    assert "only 6 joint state samples" in err
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+@pytest.mark.parametrize("damage", ["truncate", "garble"])
+def test_corrupt_bags_fail_with_one_line(storage, damage, panda_recording, tmp_path, capsys):
+    rec = panda_recording
+    folder = rec.write(tmp_path / "bag", storage)
+    data = next(p for p in folder.iterdir() if p.suffix in (".mcap", ".db3"))
+    raw = bytearray(data.read_bytes())
+    if damage == "truncate":
+        raw = raw[:len(raw) // 2]
+    else:
+        rng = np.random.default_rng(0)
+        raw[16:] = rng.integers(0, 256, len(raw) - 16, dtype=np.uint8).tobytes()
+    data.write_bytes(bytes(raw))
+    err = _run([data, "--urdf", rec.urdf, "--out", tmp_path / "out"] + rec.locks, capsys)
+    assert f"cannot read bag '{data}'" in err and "corrupt" in err
+
+
+def test_missing_bag(panda_recording, tmp_path, capsys):
+    rec = panda_recording
+    err = _run([tmp_path / "none.mcap", "--urdf", rec.urdf, "--out", tmp_path] + rec.locks, capsys)
+    assert "bag not found" in err
+
+
+def test_ros1_bag_is_read_too(tmp_path):
+    from rosbags.rosbag1 import Writer
+    from rosbags.typesys import Stores, get_typestore
+
+    store = get_typestore(Stores.ROS1_NOETIC)
+    types, msgtype = store.types, "sensor_msgs/msg/JointState"
+    path = tmp_path / "run.bag"
+    with Writer(path) as writer:
+        conn = writer.add_connection("/robot/joint_states", msgtype, typestore=store)
+        for i in range(30):
+            header = types["std_msgs/msg/Header"](seq=i, stamp=types["builtin_interfaces/msg/Time"](
+                sec=3, nanosec=2_000_000 * i), frame_id="")
+            msg = types[msgtype](header=header, name=["b", "a"], position=np.array([-i, i], float),
+                                 velocity=np.zeros(0), effort=np.array([0.5 * i, 1.0]))
+            writer.write(conn, 4 * 10**9 + i, store.serialize_ros1(msg, msgtype))
+    states = read_joint_states(path)
+    assert states.topic == "/robot/joint_states" and states.joint_names == ("b", "a")
+    assert states.t0_ns == 3 * 10**9 and states.velocity is None
+    np.testing.assert_allclose(states.t, 0.002 * np.arange(30), atol=1e-12)
+    np.testing.assert_array_equal(states.position[:, 1], np.arange(30))
+    np.testing.assert_array_equal(states.effort[:, 0], 0.5 * np.arange(30))
+
+
+def test_progress_reaches_the_total(panda_bags):
+    calls = []
+    states = read_joint_states(panda_bags["mcap"], progress=lambda done, total: calls.append((done, total)))
+    assert calls[0] == (0, len(states.t)) and calls[-1] == (len(states.t), len(states.t))
+
+
+def test_help_explains_every_option():
+    sub = next(a for a in cli.build_parser()._actions if a.dest == "command").choices["analyze-bag"]
+    options = [a for a in sub._actions if a.dest != "help"]
+    assert {"bag", "urdf", "out", "joint_states", "trajectory_topic", "order", "actuators", "start",
+            "end"} <= {a.dest for a in options}
+    assert all(a.help and len(a.help) > 15 for a in options)
