@@ -2,7 +2,7 @@
 
 Orders available for a torque order ``k`` (see :mod:`hod_dynamics.actuators`):
 
-- q^(0..k+2) (tau^(k) needs q^(k+2)), tau^(0..k), theta^(0..k);
+- q^(0..k+2) (tau^(k) needs q^(k+2)), tau^(0..k), theta^(0..m) with m below;
 - the motor torque u = B thdd + D thd + tau needs thdd, hence tau'' and q^(4): with elastic
   actuators the chain computes tau up to max(k, 2) internally, whatever ``k`` is.
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from .actuators import load_actuators
 from .dynamics import time_derivatives
-from .errors import TrajectoryError
+from .errors import InputError, TrajectoryError
 from .recursive import check_order
 
 
@@ -26,9 +26,9 @@ class FeedforwardResult:
     """Feedforward along a trajectory, B = len(t) samples, n joints in the model's order.
 
     ``t`` (B,) s; ``qjet`` (B, order+3, n) q^(0..order+2); ``taujet`` (B, order+1, n)
-    tau^(0..order) (N m / N); with actuators, ``thetajet`` (B, order+1, n) motor positions
-    theta^(0..order) on the joint side (theta = q for rigid joints) and ``u`` (B, n) the
-    joint-side motor torque (u = tau for rigid joints); ``elastic`` (n,) marks the elastic
+    tau^(0..order) (N m / N); with actuators, ``thetajet`` (B, m+1, n) motor positions
+    theta^(0..m) on the joint side (theta = q for rigid joints), m = max(order, 2) with
+    elastic joints (u needs theta'') else order, and ``u`` (B, n) the joint-side motor torque (u = tau for rigid joints); ``elastic`` (n,) marks the elastic
     joints and ``gear_ratio`` (n,) N. Without actuators these three are None.
     """
 
@@ -71,6 +71,8 @@ def feedforward(model, trajectory, t, order, actuators=None):
         raise TrajectoryError(f"trajectory is C^{traj.continuity} but torque order {inner} needs "
                               f"C^{inner + 2} (build it with continuity >= {inner + 2})")
     t = np.atleast_1d(np.asarray(t, dtype=float))
+    if t.ndim != 1:
+        raise InputError(f"t must be a scalar or a 1-D array of times, got shape {t.shape}")
     qjet = traj.jet(t, inner + 2)
     taujet = time_derivatives(model, qjet, inner)
     result = dict(joint_names=tuple(model.joint_names), t=t, qjet=qjet[..., :order + 3, :],
@@ -78,5 +80,5 @@ def feedforward(model, trajectory, t, order, actuators=None):
     if acts is None:
         return FeedforwardResult(**result)
     thetajet, u = acts.motor_references(t, qjet, taujet)
-    return FeedforwardResult(**result, thetajet=thetajet[..., :order + 1, :], u=u,
+    return FeedforwardResult(**result, thetajet=thetajet, u=u,
                              elastic=acts.elastic, gear_ratio=acts.gear_ratio)

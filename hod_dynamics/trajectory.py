@@ -12,8 +12,9 @@ own smoothness). Torque order k needs ``c >= k + 2``; the default 4 suits order 
 """
 
 import os
+import threading
 from dataclasses import dataclass, field
-from typing import List, Tuple
+from typing import Tuple
 
 import numpy as np
 from scipy.interpolate import BSpline, make_interp_spline
@@ -143,7 +144,10 @@ class Trajectory:
     spline: BSpline
     continuity: int
     waypoint_times: np.ndarray
-    _derivatives: List[BSpline] = field(default_factory=list, repr=False)
+    _derivatives: dict = field(default_factory=dict, repr=False, compare=False)
+    # derivatives are built on first use; the lock makes that safe when threads share the
+    # trajectory (the ROS node evaluates one from its stream thread and its executor)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def start(self) -> float:
@@ -251,11 +255,13 @@ class Trajectory:
                                   continuity=source.get("continuity", DEFAULT_CONTINUITY))
 
     # -- evaluation --------------------------------------------------------------------------
-    def _derivative(self, nu):
-        while len(self._derivatives) <= nu:
-            self._derivatives.append(self.spline.derivative(len(self._derivatives))
-                                     if self._derivatives else self.spline)
-        return self._derivatives[nu]
+    def _derivative(self, nu, t):
+        """q^(nu) at times t (inside the span)."""
+        with self._lock:
+            if nu not in self._derivatives:
+                self._derivatives[nu] = self.spline.derivative(nu) if nu else self.spline
+            spline = self._derivatives[nu]
+        return spline(t)
 
     def jet(self, t, n_derivatives):
         """Derivative stack q^(0..n_derivatives) at times ``t`` (s, any shape).
@@ -272,8 +278,8 @@ class Trajectory:
             raise TrajectoryError("evaluation times must be finite")
         tc = np.clip(t, self.start, self.end)
         inside = ((t >= self.start) & (t <= self.end))[..., None]
-        rows = [self._derivative(0)(tc)]
-        rows += [np.where(inside, self._derivative(nu)(tc), 0.0) for nu in range(1, n_derivatives + 1)]
+        rows = [self._derivative(0, tc)]
+        rows += [np.where(inside, self._derivative(nu, tc), 0.0) for nu in range(1, n_derivatives + 1)]
         return np.stack(rows, axis=-2)
 
     def __call__(self, t):

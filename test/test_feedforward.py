@@ -153,8 +153,14 @@ def test_low_orders_still_give_the_motor_torque(iiwa):
     t = np.linspace(0, 8, 9)
     full = hd.feedforward(iiwa, demo, t, 2, IIWA_ACTS)
     low = hd.feedforward(iiwa, demo, t, 0, IIWA_ACTS)
-    assert low.thetajet.shape == (9, 1, 7) and low.qjet.shape == (9, 3, 7)
+    assert low.thetajet.shape == (9, 3, 7) and low.qjet.shape == (9, 3, 7)  # theta'' kept: u needs it
     assert np.abs(low.u - full.u).max() < 1e-12
+    assert np.abs(low.thetajet - full.thetajet).max() < 1e-12
+
+
+def test_times_must_be_one_dimensional(iiwa):
+    with pytest.raises(hd.InputError, match=r"1-D array of times, got shape \(2, 3\)"):
+        hd.feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), np.ones((2, 3)), 2, IIWA_ACTS)
 
 
 def test_trajectory_not_smooth_enough(iiwa):

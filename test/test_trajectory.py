@@ -238,3 +238,41 @@ def test_yaml_file_errors(tmp_path):
     path.write_text("joint_names: [a]\ntimes: [0, 1]\npositons: [[0], [1]]\n")
     with pytest.raises(TrajectoryError, match=r"unknown keys \['positons'\], missing keys \['positions'\]"):
         hd.Trajectory.from_yaml(str(path))
+
+
+def test_threads_sharing_a_trajectory_get_the_right_derivatives():
+    """The ROS node evaluates one trajectory from two threads; derivatives are built lazily."""
+    import sys
+    import threading
+
+    times, names = np.linspace(0, 2, 5), ["a", "b"]
+    positions = np.array([[0, 0], [0.3, -0.2], [0.1, 0.4], [-0.2, 0.1], [0.0, 0.0]])
+    t = np.linspace(0.1, 1.9, 7)
+    expected = hd.Trajectory.from_waypoints(names, times, positions).jet(t, 4)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, to expose races
+    try:
+        _evaluate_concurrently(names, times, positions, t, expected)
+    finally:
+        sys.setswitchinterval(switch)
+
+
+def _evaluate_concurrently(names, times, positions, t, expected):
+    import threading
+
+    for _ in range(300):
+        traj = hd.Trajectory.from_waypoints(names, times, positions)
+        out = [None, None]
+        start = threading.Barrier(2)
+
+        def evaluate(k):
+            start.wait()
+            out[k] = traj.jet(t, 4)
+
+        threads = [threading.Thread(target=evaluate, args=(k,)) for k in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        for result in out:
+            np.testing.assert_array_equal(result, expected)
