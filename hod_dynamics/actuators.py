@@ -23,7 +23,6 @@ motor shaft angle is N theta and the motor's own torque u / N (see
 Jets here are (B, K) per joint: B samples, rows x^(0..K-1).
 """
 
-import os
 from dataclasses import dataclass
 from typing import Tuple, Union
 
@@ -33,10 +32,14 @@ from scipy.optimize import newton
 from .errors import InputError, TrajectoryError
 from .jets import cauchy_scale, factorials
 from .trajectory import Trajectory
+from .yamlfile import read_mapping
 
 
 def _positive(value, what, joint, allow_zero=False):
-    v = float(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"joint '{joint}': {what} must be a number, got {value!r}") from None
     if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
         raise InputError(f"joint '{joint}': {what} must be {'>=' if allow_zero else '>'} 0, got {value!r}")
     return v
@@ -283,7 +286,7 @@ def _actuator_from_spec(joint, spec):
 def load_actuators(source, model):
     """Per-joint actuators of ``model`` from a dict or a YAML file.
 
-    ``source``: a path to a YAML file or a mapping ``{joint_name: spec}``, optionally under a
+    ``source``: a path to a YAML file, YAML text, or a mapping ``{joint_name: spec}``, optionally under a
     top-level key ``actuators``. A spec is ``{type: rigid}``,
     ``{type: sea, stiffness, motor_inertia, motor_damping=0, gear_ratio=1}`` or
     ``{type: vsa, spring: cubic|antagonistic_exponential, <spring parameters: k1, k3 | a, b>,
@@ -294,16 +297,7 @@ def load_actuators(source, model):
     """
     if isinstance(source, ActuatorSet):
         return source
-    if isinstance(source, (str, os.PathLike)):
-        import yaml
-
-        try:
-            with open(source, encoding="utf-8") as fh:
-                source = yaml.safe_load(fh) or {}
-        except OSError as exc:
-            raise InputError(f"cannot read actuator file {source}: {exc}") from None
-    if not isinstance(source, dict):
-        raise InputError(f"actuator configuration must be a mapping, got {type(source).__name__}")
+    source = read_mapping(source, InputError, "actuator configuration")
     specs = source.get("actuators", source) or {}
     if not isinstance(specs, dict):
         raise InputError(f"'actuators' must map joint names to specs, got {type(specs).__name__}")

@@ -29,7 +29,7 @@ import numpy as np
 from .actuators import load_actuators
 from .errors import InputError, ModelError
 from .feedforward import FeedforwardResult, feedforward
-from .trajectory import Trajectory, _noise_std  # the estimator from_samples itself uses
+from .trajectory import Trajectory, noise_std  # the estimator from_samples itself uses
 
 MAX_ORDER = 2       # a C^4 (quintic) smoothing fit carries q up to q^(4) continuously
 MIN_SAMPLES = 20
@@ -152,7 +152,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     q = states.position[:, columns]
     parts, windows = [], _windows(m, chunk, margin)
     for a, lo, hi, b in windows:
-        level = NOISE_FACTOR * _noise_std(q[a:b]) if smoothing is None else smoothing
+        level = NOISE_FACTOR * noise_std(q[a:b]) if smoothing is None else smoothing
         with warnings.catch_warnings():
             # near noise-free data FITPACK cannot reach the (tiny) target residual exactly and
             # warns; the fit it returns is then closer to the data than asked, which is harmless

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import paper_examples as paper
 from .dynamics import time_derivatives
+from .feedforward import FeedforwardResult, save_csv
 from .errors import HodDynamicsError
 from .model import RobotModel
 from .robots import load_robot, robot_path, shipped_robots
@@ -55,12 +56,8 @@ def cmd_demo(args):
     print("  order " + " ".join(f"{name[-7:]:>10}" for name in model.joint_names))
     for k in range(args.order + 1):
         print(f"  {k:5d} " + " ".join(f"{v:10.3g}" for v in np.abs(taujet[:, k]).max(axis=0)))
-    csv = os.path.join(args.out, "demo_torque_jets.csv")
-    cols = ["t"] + [f"q_{j}" for j in model.joint_names] + [
-        f"tau{k}_{j}" for k in range(args.order + 1) for j in model.joint_names]
-    data = np.column_stack([t, qjet[:, 0]] + [taujet[:, k] for k in range(args.order + 1)])
-    np.savetxt(csv, data, delimiter=",", header=",".join(cols), comments="", fmt="%.10g")
-    print(f"wrote {csv}")
+    result = FeedforwardResult(tuple(model.joint_names), t, qjet, taujet)
+    print(f"wrote {save_csv(result, os.path.join(args.out, 'demo_torque_jets.csv'))}")
     if not args.no_plot:
         from .plots import plot_torque_jets
 

@@ -26,7 +26,7 @@ O(K B (6n)^2) memory for K orders and B samples; use ``method="recursive"`` of
 import numpy as np
 
 from .errors import InputError
-from .jets import cauchy_matvec, cauchy_matTvec, from_taylor, to_taylor
+from .jets import cauchy_matvec, cauchy_matTvec, check_jet, from_taylor, to_taylor
 from .recursive import check_order, joint_adjoint_taylor, wrench_taylor
 from .spatial import ad
 
@@ -135,17 +135,8 @@ class _System:
 def _prepare(model, qjet, order, rows_needed):
     """Validate; returns (system, batch shape, K, qd coefficients (K+1, B, n))."""
     order = check_order(order)
-    a = np.asarray(qjet, dtype=float)
-    n, rows = model.n_dof, rows_needed(order)
-    if a.ndim < 2 or a.shape[-1] != n or a.shape[-2] < rows:
-        raise InputError(f"qjet must have shape (..., r, {n}) with r >= {rows} rows "
-                         f"q, qd, ..., q^({rows - 1}) for order {order} on '{model.name}', "
-                         f"got {a.shape}")
-    a = a[..., :rows, :]
-    if not np.all(np.isfinite(a)):
-        bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
-        raise InputError(f"qjet holds a non-finite value at index {bad} "
-                         f"(derivative {bad[-2]}, joint '{model.joint_names[bad[-1]]}')")
+    rows = rows_needed(order)
+    a = check_jet(model, qjet, rows, at_least=True)
     K = order + 1
     qc = to_taylor(a)
     wc = to_taylor(a[..., 1:, :]) if rows > 1 else np.zeros((K,) + qc.shape[1:])

@@ -24,7 +24,8 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     jet = np.stack([q, qd, qdd], axis=-2)
     if wrenches:
-        wrenches = {k: np.asarray(v, dtype=float)[..., None, :] for k, v in wrenches.items()}
+        wrenches = {k: np.asarray(v, dtype=float)[..., None, :] if np.ndim(v) else v
+                    for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
     return time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
 
 

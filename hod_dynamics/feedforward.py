@@ -82,3 +82,67 @@ def feedforward(model, trajectory, t, order, actuators=None):
     thetajet, u = acts.motor_references(t, qjet, taujet)
     return FeedforwardResult(**result, thetajet=thetajet, u=u,
                              elastic=acts.elastic, gear_ratio=acts.gear_ratio)
+
+
+MAX_PROFILE_SAMPLES = 2_000_000
+
+
+def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limits=None):
+    """Feedforward over the whole span of ``trajectory`` sampled at ``rate`` Hz, and its limits.
+
+    Returns ``(FeedforwardResult, LimitReport)``: samples at t = start + k / rate up to the end,
+    and the URDF position, velocity, effort (and, with ``effort_rate_limits`` (n,) N m/s,
+    effort-rate) limits checked on them. Raises :class:`InputError` for a rate that is not
+    positive or a profile of more than MAX_PROFILE_SAMPLES samples.
+    """
+    from .trajectory import limit_report
+
+    if not (np.isfinite(rate) and rate > 0):
+        raise InputError(f"profile rate must be a positive number of Hz, got {rate!r}")
+    traj = trajectory.for_model(model)
+    count = int(np.floor((traj.end - traj.start) * rate + 0.5)) + 1
+    if count > MAX_PROFILE_SAMPLES:
+        raise InputError(f"a {traj.end - traj.start:g} s profile at {rate:g} Hz has {count} samples "
+                         f"(more than {MAX_PROFILE_SAMPLES}); lower the rate")
+    t = traj.start + np.arange(count) / rate
+    rows = 1 if effort_rate_limits is not None else 0  # tau' is needed to check rate limits
+    result = feedforward(model, traj, t, max(order, rows), actuators)
+    report = limit_report(model, t, result.qjet, result.taujet, effort_rate_limits)
+    if order < rows:
+        result = FeedforwardResult(**{**result.__dict__, "qjet": result.qjet[:, :order + 3],
+                                      "taujet": result.taujet[:, :order + 1]})
+    return result, report
+
+
+def summary(result, report):
+    """A JSON-ready digest of a profile: peaks of |tau^(k)| per joint and order, limit violations."""
+    tau = result.taujet
+    return {
+        "samples": len(result.t), "duration": float(result.t[-1] - result.t[0]),
+        "order": tau.shape[1] - 1, "joint_names": list(result.joint_names),
+        "peak_abs": {nm: np.abs(tau[:, :, j]).max(axis=0).tolist() for j, nm in enumerate(result.joint_names)},
+        "limit_violations": [dict(kind=v.kind, joint=v.joint, time=v.time, value=v.value, limit=v.limit)
+                             for v in report.violations],
+        "effort_limit_violations": [v.joint for v in report.violations if v.kind == "effort"],
+        "effort_rate_limit_violations": [v.joint for v in report.violations if v.kind == "effort_rate"],
+    }
+
+
+def save_csv(result, path):
+    """Write t, q and tau^(0..order) (and theta, u for elastic joints) as CSV with a header row."""
+    names, K = result.joint_names, result.taujet.shape[1]
+    cols = ["t"] + [f"q_{j}" for j in names] + [f"tau{k}_{j}" for k in range(K) for j in names]
+    data = [result.t, result.qjet[:, 0]] + [result.taujet[:, k] for k in range(K)]
+    if result.thetajet is not None:
+        cols += [f"theta_{j}" for j in names] + [f"u_{j}" for j in names]
+        data += [result.thetajet[:, 0], result.u]
+    np.savetxt(path, np.column_stack(data), delimiter=",", header=",".join(cols), comments="", fmt="%.12g")
+    return path
+
+
+def save_npz(result, path):
+    """Write every array of the result (t, qjet, taujet, thetajet, u, joint_names) as NPZ."""
+    arrays = {k: v for k, v in result.__dict__.items() if v is not None}
+    arrays["joint_names"] = np.array(result.joint_names)
+    np.savez(path, **arrays)
+    return path

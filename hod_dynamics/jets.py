@@ -19,13 +19,19 @@ def factorials(K):
     return np.array([float(factorial(k)) for k in range(K)])
 
 
-def check_jet(model, jet, rows, name="qjet"):
-    """Validate a jet (..., rows, n_dof) of finite numbers; returns it as a float array."""
+def check_jet(model, jet, rows, name="qjet", *, at_least=False):
+    """Validate a jet (..., rows, n_dof) of finite numbers; returns it as a float array.
+
+    With ``at_least`` the jet may have more rows: only the first ``rows`` are checked and
+    returned.
+    """
     a = np.asarray(jet, dtype=float)
     n = model.n_dof
-    if a.ndim < 2 or a.shape[-2:] != (rows, n):
-        raise InputError(f"{name} must have shape (..., {rows}, {n}) (rows x^(0..{rows - 1}), "
-                         f"one column per joint of '{model.name}'), got {a.shape}")
+    if a.ndim < 2 or a.shape[-1] != n or (a.shape[-2] < rows if at_least else a.shape[-2] != rows):
+        shape = f"(..., r, {n}) with r >= {rows}" if at_least else f"(..., {rows}, {n})"
+        raise InputError(f"{name} must have shape {shape} (rows x^(0..{rows - 1}), one column per "
+                         f"joint of '{model.name}'), got {a.shape}")
+    a = a[..., :rows, :]
     if not np.all(np.isfinite(a)):
         bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
         raise InputError(f"{name} holds a non-finite value at index {bad} "

@@ -16,6 +16,7 @@ body ``i`` is moved by joint ``i``. In the notation of the seeds (000, 001):
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -29,10 +30,14 @@ _TOL = 1e-9
 @dataclass(frozen=True, eq=False)
 class Frame:
     """Where a URDF link sits in the model: on body ``body`` (``-1``: the base) with pose
-    ``pose`` (4x4) of the link frame in that body's frame."""
+    ``pose`` (4x4, read-only) of the link frame in that body's frame."""
 
     body: int
     pose: np.ndarray
+
+    def __post_init__(self):
+        object.__setattr__(self, "body", int(self.body))
+        object.__setattr__(self, "pose", _readonly(self.pose))
 
 
 def _readonly(a, dtype=float):
@@ -46,7 +51,8 @@ class RobotModel:
     """Immutable rigid-body tree; build it with :meth:`from_urdf` or :meth:`from_screws`.
 
     Attributes (``n = n_dof``): ``joint_names`` (n,) the actuated DoF order used by every
-    array of the package; ``joint_types`` ("revolute", "continuous", "prismatic" or "screw");
+    array of the package; ``joint_types`` ("revolute", "continuous" or "prismatic"; a helical screw given to
+    :meth:`from_screws` counts as "revolute");
     ``link_names`` (n,) the link moved by each joint; ``parents``, ``screws``, ``references``,
     ``inertias``, ``gravity`` as in the module docstring; ``lower``/``upper`` position limits
     (rad or m, +-inf when unlimited), ``velocity_limits`` (rad/s or m/s) and ``effort_limits``
@@ -67,7 +73,7 @@ class RobotModel:
     velocity_limits: np.ndarray
     effort_limits: np.ndarray
     root_link: str = "base"
-    frames: Mapping[str, Frame] = field(default_factory=dict)
+    frames: Mapping[str, Frame] = field(default_factory=dict)  # link -> Frame or (body, pose)
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -80,11 +86,10 @@ class RobotModel:
         object.__setattr__(self, "joint_types", tuple(self.joint_types))
         object.__setattr__(self, "link_names", tuple(self.link_names))
         self._validate(n)
-        frames = dict(self.frames)
-        if not frames:
-            frames = {self.root_link: Frame(-1, np.eye(4))}
-            frames.update({ln: Frame(i, np.eye(4)) for i, ln in enumerate(self.link_names)})
-        object.__setattr__(self, "frames", frames)
+        frames = dict(self.frames) or dict({self.root_link: (-1, np.eye(4))},
+                                           **{ln: (i, np.eye(4)) for i, ln in enumerate(self.link_names)})
+        object.__setattr__(self, "frames", MappingProxyType(
+            {k: f if isinstance(f, Frame) else Frame(*f) for k, f in frames.items()}))
 
     # -- validation -------------------------------------------------------------------------
     def _validate(self, n):

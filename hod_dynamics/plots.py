@@ -2,8 +2,11 @@
 
 import numpy as np
 
-_UNITS = ["N m", "N m/s", "N m/s$^2$", "N m/s$^3$", "N m/s$^4$", "N m/s$^5$", "N m/s$^6$"]
-_NAMES = ["$\\tau$", "$\\dot\\tau$", "$\\ddot\\tau$"] + [f"$\\tau^{{({k})}}$" for k in range(3, 10)]
+def _label(k):
+    """Axis label of tau^(k) with its unit."""
+    name = ["$\\tau$", "$\\dot\\tau$", "$\\ddot\\tau$"][k] if k < 3 else f"$\\tau^{{({k})}}$"
+    unit = "N m" if k == 0 else "N m/s" if k == 1 else f"N m/s$^{{{k}}}$"
+    return f"{name} [{unit}]"
 
 
 def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None):
@@ -26,7 +29,7 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None):
             ax.plot(t, taujet[:, k, j], color=colors[j], lw=1.2, label=name if k == 0 else None)
             if measured is not None and k == 0:
                 ax.plot(t, measured[:, j], color=colors[j], lw=0.8, ls="--")
-        ax.set_ylabel(f"{_NAMES[k]} [{_UNITS[k] if k < len(_UNITS) else 'N m/s^k'}]")
+        ax.set_ylabel(_label(k))
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("t [s]")
     axes[0, 0].legend(ncol=min(len(joint_names), 7), fontsize=7, loc="upper right")

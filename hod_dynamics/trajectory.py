@@ -19,7 +19,8 @@ from typing import Tuple
 import numpy as np
 from scipy.interpolate import BSpline, make_interp_spline
 
-from .errors import ModelError, TrajectoryError
+from .errors import InputError, ModelError, TrajectoryError
+from .yamlfile import read_mapping
 
 DEFAULT_CONTINUITY = 4
 _DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "trajectories")
@@ -118,7 +119,7 @@ def _hermite_spline(times, given, hold):
     return BSpline(knots, coef, p)
 
 
-def _noise_std(y):
+def noise_std(y):
     """Noise standard deviation of each column of y (m, n) from its 6th differences.
 
     For white noise of std s, the 6th difference has std s * sqrt(C(12, 6)) = s * sqrt(924);
@@ -204,8 +205,8 @@ class Trajectory:
         :func:`scipy.interpolate.make_splprep` (scipy >= 1.15) so that sum_i |(q_j(t_i) - y_ij) / s_j|^2
         <= m n (the residual a noise of standard deviation s_j leaves). ``smoothing``: the
         noise standard deviation s_j (rad or m), a number or one per joint; ``None``
-        estimates it from the data's 6th differences; 0 interpolates. Inside the sample span
-        the fit is C^``continuity``; outside it holds the end positions still (there the
+        estimates it from the data's 6th differences; 0 interpolates (a joint given 0 while
+        others are above 0: to within 1e-6 of their level). Inside the sample span the fit is C^``continuity``; outside it holds the end positions still (there the
         derivatives jump to zero: trim the ends when they matter).
         """
         names = _check_names(joint_names)
@@ -216,15 +217,23 @@ class Trajectory:
         if len(t) <= k:
             raise TrajectoryError(f"a smoothing fit of degree {k} needs more than {k} samples, "
                                   f"got {len(t)}")
-        s = _noise_std(y) if smoothing is None else np.broadcast_to(
-            np.asarray(smoothing, dtype=float), (len(names),))
+        if smoothing is None:
+            s = noise_std(y)
+        else:
+            s = np.asarray(smoothing, dtype=float)
+            if s.shape not in ((), (len(names),)):
+                raise TrajectoryError(f"smoothing must be one number or {len(names)} (one per joint), "
+                                      f"got {s.tolist()}")
+            s = np.broadcast_to(s, (len(names),))
         if np.any(~np.isfinite(s)) or np.any(s < 0):
             raise TrajectoryError(f"smoothing must be finite and >= 0, got {np.asarray(s).tolist()}")
         try:
             from scipy.interpolate import make_splprep
         except ImportError:   # scipy < 1.15 (e.g. Ubuntu 24.04's python3-scipy)
             raise TrajectoryError("smoothing fits need scipy >= 1.15 (make_splprep)") from None
-        scale = np.where(s > 0, s, 1.0)
+        # one knot vector serves all joints: a joint with s = 0 is weighted 1e6 times more than
+        # the noisiest one, so it is interpolated to within 1e-6 of that noise level
+        scale = np.where(s > 0, s, 1e-6 * s.max()) if s.max() > 0 else np.ones_like(s)
         total = float(len(t) * np.count_nonzero(s))
         spline, _ = make_splprep(list((y / scale).T), u=t, k=k, s=total)
         coef = np.asarray(spline.c).reshape(len(spline.t) - k - 1, -1) * scale
@@ -236,16 +245,7 @@ class Trajectory:
         ``joint_names``, ``times``, ``positions`` and optionally ``velocities``,
         ``accelerations``, ``continuity`` (and ``robot``, informative); see
         ``hod_dynamics/data/trajectories/iiwa14_demo.yaml``."""
-        if not isinstance(source, dict):
-            import yaml
-
-            try:
-                with open(source, encoding="utf-8") as fh:
-                    source = yaml.safe_load(fh)
-            except OSError as exc:
-                raise TrajectoryError(f"cannot read trajectory file {source}: {exc}") from None
-        if not isinstance(source, dict):
-            raise TrajectoryError("a trajectory file must hold a mapping")
+        source = read_mapping(source, TrajectoryError, "trajectory file")
         unknown = sorted(set(source) - _FILE_KEYS)
         missing = sorted({"joint_names", "times", "positions"} - set(source))
         if unknown or missing:
@@ -313,26 +313,41 @@ class Trajectory:
         """
         from .dynamics import time_derivatives
 
+        if not (np.isfinite(dt) and dt > 0):
+            raise InputError(f"dt must be a positive number of seconds, got {dt!r}")
         traj = self.for_model(model, allow_extra=True)
         t = np.union1d(np.arange(self.start, self.end, dt), self.waypoint_times)
         order = 0 if effort_rate_limits is None else 1
         qjet = traj.jet(t, order + 2)
-        taujet = time_derivatives(model, qjet, order)
-        checks = [("position", qjet[:, 0], model.lower, model.upper),
-                  ("velocity", qjet[:, 1], -model.velocity_limits, model.velocity_limits),
-                  ("effort", taujet[:, 0], -model.effort_limits, model.effort_limits)]
-        if effort_rate_limits is not None:
-            rate = np.broadcast_to(np.asarray(effort_rate_limits, dtype=float), (model.n_dof,))
-            checks.append(("effort_rate", taujet[:, 1], -rate, rate))
-        violations = []
-        for kind, values, lo, hi in checks:
-            excess = np.maximum(values - hi, lo - values)
-            for j in np.flatnonzero(excess.max(axis=0) > 0):
-                i = int(np.argmax(excess[:, j]))
-                limit = hi[j] if values[i, j] > hi[j] else lo[j]
-                violations.append(LimitViolation(kind, model.joint_names[j], float(t[i]),
-                                                 float(values[i, j]), float(limit)))
-        return LimitReport(tuple(violations), len(t))
+        return limit_report(model, t, qjet, time_derivatives(model, qjet, order), effort_rate_limits)
+
+
+def limit_report(model, t, qjet, taujet, effort_rate_limits=None):
+    """The URDF limits of ``model`` checked on samples already computed.
+
+    ``t`` (T,) s; ``qjet`` (T, >=2, n) q, qd, ...; ``taujet`` (T, >=1, n) tau, tau', ... (>= 2
+    rows when ``effort_rate_limits`` (n,) N m/s is given). Infinite limits are skipped.
+    Returns a :class:`LimitReport` with the worst excess per joint and quantity.
+    """
+    checks = [("position", qjet[:, 0], model.lower, model.upper),
+              ("velocity", qjet[:, 1], -model.velocity_limits, model.velocity_limits),
+              ("effort", taujet[:, 0], -model.effort_limits, model.effort_limits)]
+    if effort_rate_limits is not None:
+        rate = np.asarray(effort_rate_limits, dtype=float)
+        if rate.shape not in ((), (model.n_dof,)) or np.any(~(rate >= 0)):
+            raise InputError(f"effort_rate_limits must be one number >= 0 or {model.n_dof} of them "
+                             f"(N m/s), got {rate.tolist()}")
+        rate = np.broadcast_to(rate, (model.n_dof,))
+        checks.append(("effort_rate", taujet[:, 1], -rate, rate))
+    violations = []
+    for kind, values, lo, hi in checks:
+        excess = np.maximum(values - hi, lo - values)
+        for j in np.flatnonzero(excess.max(axis=0) > 0):
+            i = int(np.argmax(excess[:, j]))
+            limit = hi[j] if values[i, j] > hi[j] else lo[j]
+            violations.append(LimitViolation(kind, model.joint_names[j], float(t[i]),
+                                             float(values[i, j]), float(limit)))
+    return LimitReport(tuple(violations), len(t))
 
 
 @dataclass(frozen=True)

@@ -202,7 +202,8 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         body, T = frames[j.parent]
         if j.type in _NOT_1DOF:
             raise ModelError(f"joint '{j.name}' has type '{j.type}', which is not a 1-DoF "
-                             "joint; lock it, or choose root_link/tip_links that exclude it")
+                             "joint (only 1-DoF joints can be modelled or locked); choose "
+                             "root_link/tip_links that exclude it")
         if j.type not in _MOVING and j.type != "fixed":
             raise ModelError(f"joint '{j.name}' has unknown type '{j.type}'")
         T = T @ _origin(j.origin)
@@ -229,8 +230,6 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
             inertias[body] = inertias[body] + transform_inertia(_link_inertia(links[j.child]), T)
         stack.extend(reversed(kept_children(j.child)))
 
-    from .model import Frame
-
     lim = np.array(limits, dtype=float).reshape(-1, 4)
     return dict(
         name=robot.name or "robot", joint_names=names, joint_types=types, link_names=link_names,
@@ -238,4 +237,4 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         references=np.array(refs).reshape(-1, 4, 4), inertias=np.array(inertias).reshape(-1, 6, 6),
         gravity=gravity, lower=lim[:, 0], upper=lim[:, 1], velocity_limits=lim[:, 2],
         effort_limits=lim[:, 3], root_link=root_link,
-        frames={k: Frame(b, T) for k, (b, T) in frames.items()})
+        frames=frames)

@@ -148,3 +148,14 @@ def test_stiffness_trajectory_must_be_smooth_enough():
     act.deflection(np.zeros(2), np.ones((2, 3)), "j")
     with pytest.raises(hd.TrajectoryError, match="C\\^2 but sigma\\^\\(3\\) is needed"):
         act.deflection(np.zeros(2), np.ones((2, 4)), "j")
+
+
+def test_actuators_from_yaml_text_and_bad_values(iiwa):
+    acts = hd.load_actuators("{iiwa_joint_2: {type: sea, stiffness: 900, motor_inertia: 0.4}}", iiwa)
+    assert acts.elastic.tolist() == [False, True] + [False] * 5
+    with pytest.raises(hd.InputError, match=r"joint 'iiwa_joint_2': stiffness must be a number, got 'stiff'"):
+        hd.load_actuators({"iiwa_joint_2": {"type": "sea", "stiffness": "stiff", "motor_inertia": 0.4}}, iiwa)
+    with pytest.raises(hd.InputError, match=r"actuator configuration: malformed YAML in YAML text"):
+        hd.load_actuators("{iiwa_joint_2: {type: sea", iiwa)
+    with pytest.raises(hd.InputError, match=r"actuator configuration: no such file 'missing.yaml'"):
+        hd.load_actuators("missing.yaml", iiwa)

@@ -39,7 +39,6 @@ def test_model_torques_match_the_truth_for_both_storage_formats(storage, panda_r
     np.testing.assert_allclose(cols["t"], rec.t, atol=1e-9)
     tau_err = _relative_rms(cols, "tau0", rec.taujet[:, 0], names)
     tau_dot_err = _relative_rms(cols, "tau1", rec.taujet[:, 1], names)
-    print(f"{storage}: tau error {tau_err.max():.3f} %, tau_dot error {tau_dot_err.max():.3f} % of range")
     assert tau_err.max() < 1.0 and tau_dot_err.max() < 5.0
     # the measured efforts are recorded exactly; the residual is the effort noise (0.2 N m)
     effort = np.column_stack([cols[f"effort_{j}"] for j in names])

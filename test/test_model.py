@@ -70,6 +70,10 @@ def test_model_is_immutable(iiwa):
         iiwa.screws[0, 0] = 5.0
     with pytest.raises(AttributeError):
         iiwa.gravity = (0, 0, 0)
+    with pytest.raises(TypeError):
+        iiwa.frames["iiwa_link_ee"] = iiwa.frames["iiwa_link_0"]
+    with pytest.raises(ValueError):
+        iiwa.frames["iiwa_link_ee"].pose[0, 3] = 1.0
 
 
 def test_with_gravity_copies(iiwa):

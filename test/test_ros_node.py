@@ -71,7 +71,6 @@ def test_feedforward_equals_inverse_dynamics_and_derivatives_are_consistent(harn
     wait_for(lambda: ff and to_seconds(ff[-1].points[0].time_from_start) > 2.05 and len(tau_d) >= len(ff),
              20, "feedforward samples past the end of the trajectory")
     samples = [m for m in ff if 0.05 < to_seconds(m.points[0].time_from_start) < 1.95]
-    print("RATE", node.stats)
     assert len(samples) > 30, f"only {len(samples)} samples in 2 s"
     for m in samples:
         p = m.points[0]
@@ -348,3 +347,77 @@ def test_a_trajectory_starting_later_moves_from_the_current_reference(harness):
     moving = [m for m in ff if 0.05 < to_seconds(m.points[0].time_from_start) < 0.35
               and np.abs(m.points[0].velocities).max() > 0]
     assert moving and all(0.2 < m.points[0].positions[6] < 0.6 for m in moving)
+
+
+@pytest.mark.parametrize("order", [0, 1])
+def test_low_orders_with_elastic_joints_still_give_full_motor_references(harness, order):
+    node = make_node(harness, publish_rate=100.0, order=order, actuators=SEA_YAML)
+    motor = harness.collect(JointTrajectory, f"{NS}/motor_reference")
+    motor_d = harness.collect(Float64MultiArray, f"{NS}/motor_derivatives")
+    tau_d = harness.collect(Float64MultiArray, f"{NS}/torque_derivatives")
+    pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
+    times, pos = motion(node.model)
+    pub.publish(trajectory_msg(node.model.joint_names, times, pos))
+    wait_for(lambda: len(motor) > 5 and len(motor_d) > 5 and len(tau_d) > 5, 10, "motor references")
+    p = motor[-1].points[0]
+    assert len(p.positions) == len(p.velocities) == len(p.accelerations) == len(p.effort) == 7
+    assert array_from_multiarray(motor_d[-1])[0].shape == (order + 1, 7)
+    assert array_from_multiarray(tau_d[-1])[0].shape == (order + 1, 7)
+    assert node.stats["stream_errors"] == 0
+
+
+def test_run_time_parameters_are_checked(harness):
+    node = make_node(harness)
+    result = node.set_parameters([Parameter("effort_rate_limits", value=[1.0, 2.0])])[0]
+    assert not result.successful and "needs 7 values" in result.reason
+    assert node.set_parameters([Parameter("effort_rate_limits", value=[100.0] * 7)])[0].successful
+    result = node.set_parameters([Parameter("order", value=3)])[0]
+    assert not result.successful  # read-only
+
+
+def test_outputs_restart_when_simulated_time_goes_back(harness):
+    node = make_node(harness, publish_rate=100.0, use_sim_time=True, initial_positions=[0.0] * 7)
+    ff = harness.collect(JointTrajectory, f"{NS}/feedforward")
+    clock = harness.publisher(Clock, "/clock")
+
+    def tick_clock(sec, steps):
+        for k in range(steps):
+            msg = Clock()
+            msg.clock.sec, msg.clock.nanosec = sec + k // 10, (k % 10) * 100_000_000
+            clock.publish(msg)
+            time.sleep(0.02)
+
+    tick_clock(1000, 20)
+    wait_for(lambda: ff and to_seconds(ff[-1].header.stamp) >= 1000.5, 10, "samples at t = 1000 s")
+    tick_clock(500, 20)  # a bag played again from an earlier time
+    wait_for(lambda: 500.0 <= to_seconds(ff[-1].header.stamp) < 502.0, 10, "samples after the clock went back")
+
+
+def test_a_node_whose_callback_raises_exits_with_code_1(tmp_path):
+    """process.run: an exception escaping a callback is a fatal error, not a clean exit."""
+    script = tmp_path / "bad_node.py"
+    script.write_text(
+        "import sys\n"
+        "from rclpy.node import Node\n"
+        "from hod_dynamics.ros.process import run\n"
+        "class Bad(Node):\n"
+        "    def __init__(self):\n"
+        "        super().__init__('hod_bad_node')\n"
+        "        self.create_timer(0.05, self.fail)\n"
+        "    def fail(self):\n"
+        "        raise RuntimeError('boom')\n"
+        "sys.exit(run(Bad, 'hod_bad_node'))\n")
+    proc = start_process([os.sys.executable, str(script)])
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, (out, err)
+    assert "stopped by an error in a callback: RuntimeError('boom')" in out + err
+
+
+def test_demo_publisher_republishes_every_period(harness):
+    from hod_dynamics.ros.demo_trajectory_publisher import DemoTrajectoryPublisher
+
+    got = harness.collect(JointTrajectory, f"{NS}/trajectory")
+    demo = harness.add(DemoTrajectoryPublisher(context=harness.context,
+                                               parameter_overrides=[Parameter("period", value=0.2)]))
+    wait_for(lambda: len(got) >= 3, 10, "three publications")
+    assert demo.sent >= 3 and len(got[-1].points) == 5

@@ -131,12 +131,12 @@ def test_smoothing_fit_of_noisy_samples():
 
 
 def test_noise_estimate():
-    from hod_dynamics.trajectory import _noise_std
+    from hod_dynamics.trajectory import noise_std
 
     rng = np.random.default_rng(3)
     t = np.linspace(0, 4, 2001)
     y = np.sin(t)[:, None] + rng.normal(0, [1e-3, 1e-2], (len(t), 2))
-    assert np.allclose(_noise_std(y), [1e-3, 1e-2], rtol=0.15)
+    assert np.allclose(noise_std(y), [1e-3, 1e-2], rtol=0.15)
 
 
 # -- validation --------------------------------------------------------------------------------
@@ -276,3 +276,25 @@ def _evaluate_concurrently(names, times, positions, t, expected):
             th.join()
         for result in out:
             np.testing.assert_array_equal(result, expected)
+
+
+def test_zero_smoothing_for_one_joint_interpolates_it():
+    rng = np.random.default_rng(3)
+    t = np.linspace(0, 2, 200)
+    clean = np.stack([np.sin(2 * t), np.cos(3 * t)], axis=1)
+    noisy = clean + np.array([0.01, 0.0]) * rng.normal(size=clean.shape)
+    traj = hd.Trajectory.from_samples(["a", "b"], t, noisy, smoothing=[0.01, 0.0])
+    fit = traj(t)
+    assert np.abs(fit[:, 1] - noisy[:, 1]).max() < 1e-6      # joint b interpolated
+    assert np.abs(fit[:, 0] - noisy[:, 0]).max() > 1e-3      # joint a smoothed
+    with pytest.raises(TrajectoryError, match=r"smoothing must be one number or 2"):
+        hd.Trajectory.from_samples(["a", "b"], t, noisy, smoothing=[0.1, 0.1, 0.1])
+
+
+def test_yaml_files_with_errors_raise_the_documented_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("joint_names: [a, b\ntimes: [0, 1]\n")
+    with pytest.raises(TrajectoryError, match=r"trajectory file: malformed YAML in file .*bad.yaml"):
+        hd.Trajectory.from_yaml(str(bad))
+    with pytest.raises(TrajectoryError, match=r"trajectory file: no such file 'nope.yaml'"):
+        hd.Trajectory.from_yaml("nope.yaml")

@@ -35,7 +35,7 @@ class DemoTrajectoryPublisher(Node):
         self.publisher = self.create_publisher(JointTrajectory, self.get_parameter("topic").value, 10)
         self.sent = 0
         self.period = self.get_parameter("period").value
-        self.timer = self.create_timer(0.1, self._maybe_publish)
+        self.timer = self.create_timer(0.1, self._maybe_publish)  # until a subscriber shows up
 
     def _maybe_publish(self):
         if self.publisher.get_subscription_count() == 0:
@@ -44,9 +44,10 @@ class DemoTrajectoryPublisher(Node):
         self.sent += 1
         self.get_logger().info(f"published trajectory {self.sent} ({len(self.message.points)} waypoints, "
                                f"{self.message.points[-1].time_from_start.sec} s)")
-        self.timer.cancel()
-        if self.period > 0:
-            self.timer = self.create_timer(self.period, self._maybe_publish)
+        if self.sent == 1:  # the polling timer is done: none, or one at the republish period
+            self.destroy_timer(self.timer)
+            if self.period > 0:
+                self.timer = self.create_timer(self.period, self._maybe_publish)
 
 
 def main(args=None):

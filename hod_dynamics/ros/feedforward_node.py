@@ -23,9 +23,9 @@ import threading
 import time
 
 import numpy as np
-import yaml
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType,
+                               SetParametersResult)
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.time import Time
@@ -37,7 +37,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
 from ..errors import HodDynamicsError
-from ..feedforward import feedforward
+from ..feedforward import feedforward, profile, save_csv, save_npz, summary
 from ..model import RobotModel
 from ..trajectory import Trajectory
 from .conversions import multiarray, trajectory_msg, waypoints_from_msg
@@ -89,10 +89,13 @@ class FeedforwardNode(Node):
         self.pending = []         # [(start ns, Trajectory)] waiting for their start time
         self.latest = None        # the most recent valid trajectory (for ~/compute_profile)
         self.stats = dict(ticks=0, late_ticks=0, rejected=0, accepted=0, compute_s=0.0,
-                          compute_max_s=0.0, last_rejection="")
+                          compute_max_s=0.0, last_rejection="", stream_errors=0, last_stream_error="")
+        self._last_q = None       # last streamed positions, held if the trajectory fails
+        self._profiles_written = 0
         self._chunk = None        # (trajectory, start, first grid index, FeedforwardResult)
         self._make_interfaces()
         self._load_model_from_parameters()
+        self.add_on_set_parameters_callback(self._check_parameters)
         self._streamer.start()
 
     # -- set-up --------------------------------------------------------------------------------
@@ -122,8 +125,8 @@ class FeedforwardNode(Node):
             except HodDynamicsError as exc:
                 raise StartupError(f"invalid robot model: {exc}") from None
             return
-        self.get_logger().info("no robot_description/urdf_path parameter: waiting for /robot_description")
-        self._description_sub = self.create_subscription(String, "/robot_description",
+        self.get_logger().info("no robot_description/urdf_path parameter: waiting for the robot_description topic")
+        self._description_sub = self.create_subscription(String, "robot_description",
                                                          self._on_robot_description, LATCHED)
 
     def _on_robot_description(self, msg):
@@ -157,6 +160,18 @@ class FeedforwardNode(Node):
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} joints "
                                f"{list(model.joint_names)}, order {self.order}, "
                                f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
+
+    def _check_parameters(self, params):
+        """Refuse run-time parameter values the node could not use (read-only ones are refused
+        by rclpy itself)."""
+        for p in params:
+            if p.name == "effort_rate_limits" and p.value is not None:
+                values = np.asarray(p.value, dtype=float)
+                n = self.model.n_dof if self.model is not None else len(values)
+                if len(values) != n or np.any(~(values >= 0)):
+                    return SetParametersResult(successful=False, reason=(
+                        f"effort_rate_limits needs {n} values >= 0 (N m/s), got {values.tolist()}"))
+        return SetParametersResult(successful=True)
 
     def _param(self, name):
         """A parameter's value; arrays as lists, an unset array as []."""
@@ -236,6 +251,9 @@ class FeedforwardNode(Node):
         due = clock.now().nanoseconds + period_ns
         while not self._stop.is_set() and self.context.ok():
             wait = due - clock.now().nanoseconds
+            if wait > 2 * period_ns:  # the clock went back (a bag restarted): restart the schedule
+                due = clock.now().nanoseconds + period_ns
+                continue
             if wait > 0:
                 # short real-time sleeps: with simulated time the node clock may run at any pace
                 time.sleep(min(wait * 1e-9, nap))
@@ -274,9 +292,7 @@ class FeedforwardNode(Node):
         try:
             result, row = self._grid_sample(traj, start, model, actuators, k)
         except HodDynamicsError as exc:  # e.g. a spring that cannot be inverted at this torque
-            self._reject(f"at t = {k * self.period:.4f} s: {exc}")
-            with self._lock:
-                self.active = None
+            self._hold_after_failure(model, f"at t = {k * self.period:.4f} s: {exc}")
             return
         stamp = Time(nanoseconds=start + int(round(k * self.period * 1e9)), clock_type=now.clock_type)
         self._publish_sample(result, row, stamp.to_msg())
@@ -285,6 +301,16 @@ class FeedforwardNode(Node):
             self.stats["ticks"] += 1
             self.stats["compute_s"] += elapsed
             self.stats["compute_max_s"] = max(self.stats["compute_max_s"], elapsed)
+
+    def _hold_after_failure(self, model, reason):
+        """The current trajectory cannot be evaluated any more: hold the last published
+        position (or fall silent if none was published) and report it."""
+        hold = _hold_trajectory(model, self._last_q) if self._last_q is not None else None
+        with self._lock:
+            self.active = None if hold is None else (hold, self.get_clock().now().nanoseconds)
+            self.stats["stream_errors"] += 1
+            self.stats["last_stream_error"] = reason
+        self.get_logger().error(f"trajectory abandoned, holding the last position: {reason}")
 
     def _grid_sample(self, traj, start, model, actuators, k):
         """(FeedforwardResult, row) holding grid sample k (time k * period after ``start``).
@@ -301,15 +327,15 @@ class FeedforwardNode(Node):
 
     def _publish_sample(self, result, row, stamp):
         q, tau = result.qjet[row], result.taujet[row]
+        self._last_q = q[0]
         names, t = result.joint_names, [result.t[row]]
         self.pub_ff.publish(trajectory_msg(names, t, q[None, 0], q[None, 1], q[None, 2], tau[None, 0], stamp))
         self.pub_tau.publish(multiarray(tau, ("order", "joint")))
         if result.thetajet is not None and result.elastic.any():
-            th = result.thetajet[row]
-            self.pub_motor.publish(trajectory_msg(names, t, th[None, 0], th[None, 1],
-                                                  th[None, 2] if len(th) > 2 else None,
+            th = result.thetajet[row]  # rows theta^(0..max(order, 2))
+            self.pub_motor.publish(trajectory_msg(names, t, th[None, 0], th[None, 1], th[None, 2],
                                                   result.u[row:row + 1], stamp))
-            self.pub_motor_d.publish(multiarray(th, ("order", "joint")))
+            self.pub_motor_d.publish(multiarray(th[:self.order + 1], ("order", "joint")))
         if self.get_parameter("publish_effort_command").value:
             self.pub_effort.publish(multiarray(tau[0], ("joint",)))
 
@@ -323,7 +349,7 @@ class FeedforwardNode(Node):
             return response
         try:
             summary = self._compute_profile(traj, model, actuators)
-        except (HodDynamicsError, OSError) as exc:
+        except (HodDynamicsError, OSError) as exc:  # bad parameters, disk full...: answer, keep serving
             response.success = False
             response.message = json.dumps({"error": str(exc)})
             self.get_logger().error(f"compute_profile failed: {exc}")
@@ -333,44 +359,24 @@ class FeedforwardNode(Node):
         return response
 
     def _compute_profile(self, traj, model, actuators):
-        rate = self.get_parameter("profile_rate").value
-        t = np.arange(traj.start, traj.end + 0.5 / rate, 1.0 / rate)
-        result = feedforward(model, traj, t, self.order, actuators)
-        stamp = self.get_clock().now().to_msg()
-        q, tau = result.qjet, result.taujet
-        self.pub_profile.publish(trajectory_msg(model.joint_names, t - traj.start, q[:, 0], q[:, 1], q[:, 2],
-                                                tau[:, 0], stamp))
-        self.pub_profile_d.publish(multiarray(tau, ("sample", "order", "joint")))
         rate_limits = self._param("effort_rate_limits") or None
-        report = traj.check_limits(model, dt=1.0 / rate, effort_rate_limits=rate_limits)
-        summary = {
-            "samples": len(t), "duration": float(traj.end - traj.start), "order": self.order,
-            "joint_names": list(model.joint_names),
-            "peak_abs": {nm: np.abs(tau[:, :, j]).max(axis=0).tolist() for j, nm in enumerate(model.joint_names)},
-            "limit_violations": [dict(kind=v.kind, joint=v.joint, time=v.time, value=v.value, limit=v.limit)
-                                 for v in report.violations],
-            "effort_limit_violations": [v.joint for v in report.violations if v.kind == "effort"],
-            "effort_rate_limit_violations": [v.joint for v in report.violations if v.kind == "effort_rate"],
-            "files": self._write_profile(result),
-        }
-        return summary
+        result, report = profile(model, traj, self.get_parameter("profile_rate").value, self.order,
+                                 actuators, effort_rate_limits=rate_limits)
+        q, tau = result.qjet, result.taujet
+        stamp = self.get_clock().now().to_msg()
+        self.pub_profile.publish(trajectory_msg(model.joint_names, result.t - traj.start, q[:, 0], q[:, 1],
+                                                q[:, 2], tau[:, 0], stamp))
+        self.pub_profile_d.publish(multiarray(tau, ("sample", "order", "joint")))
+        return dict(summary(result, report), files=self._write_profile(result))
 
     def _write_profile(self, result):
         folder = self.get_parameter("profile_dir").value
         if not folder:
             return []
         os.makedirs(folder, exist_ok=True)
-        base = os.path.join(folder, time.strftime("profile_%Y%m%d_%H%M%S"))
-        names = result.joint_names
-        K = result.taujet.shape[1]
-        cols = ["t"] + [f"q_{j}" for j in names] + [f"tau{k}_{j}" for k in range(K) for j in names]
-        data = np.column_stack([result.t, result.qjet[:, 0]] + [result.taujet[:, k] for k in range(K)])
-        np.savetxt(base + ".csv", data, delimiter=",", header=",".join(cols), comments="", fmt="%.12g")
-        arrays = dict(t=result.t, qjet=result.qjet, taujet=result.taujet, joint_names=np.array(names))
-        if result.thetajet is not None:
-            arrays.update(thetajet=result.thetajet, u=result.u)
-        np.savez(base + ".npz", **arrays)
-        return [base + ".csv", base + ".npz"]
+        self._profiles_written += 1
+        base = os.path.join(folder, time.strftime("profile_%Y%m%d_%H%M%S") + f"_{self._profiles_written}")
+        return [save_csv(result, base + ".csv"), save_npz(result, base + ".npz")]
 
     # -- diagnostics ---------------------------------------------------------------------------
     def _publish_diagnostics(self):
@@ -385,7 +391,8 @@ class FeedforwardNode(Node):
         values = dict(ticks=s["ticks"], late_ticks=s["late_ticks"], rejected_messages=s["rejected"],
                       accepted_messages=s["accepted"], compute_time_mean_us=round(mean * 1e6, 1),
                       compute_time_max_us=round(s["compute_max_s"] * 1e6, 1),
-                      last_rejection=s["last_rejection"])
+                      last_rejection=s["last_rejection"], stream_errors=s["stream_errors"],
+                      last_stream_error=s["last_stream_error"])
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
@@ -403,17 +410,7 @@ def _descriptor(ptype, text, read_only, prange):
 
 def _actuators_from_parameter(value, model):
     """ActuatorSet from a YAML file path or inline YAML text; None when empty (rigid)."""
-    if not value:
-        return None
-    if os.path.isfile(value):
-        return load_actuators(value, model)
-    try:
-        spec = yaml.safe_load(value)
-    except yaml.YAMLError as exc:
-        raise HodDynamicsError(f"parameter actuators: not a file and not valid YAML: {exc}") from None
-    if not isinstance(spec, dict):
-        raise HodDynamicsError(f"parameter actuators: '{value[:80]}' is neither a file nor a YAML mapping")
-    return load_actuators(spec, model)
+    return load_actuators(value, model) if value else None
 
 
 def _hold_trajectory(model, positions):

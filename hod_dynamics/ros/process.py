@@ -33,7 +33,7 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
         executor = make_executor()
         executor.add_node(node)
         # spin in a worker thread: the main thread stays in Python, where signals arrive
-        spinner = threading.Thread(target=_spin, args=(executor,), daemon=True)
+        spinner = _Spinner(executor)
         spinner.start()
         while spinner.is_alive():
             spinner.join(timeout=0.2)
@@ -43,6 +43,9 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
         rclpy.logging.get_logger(name).fatal(str(exc))
         code = 1
     finally:
+        if spinner is not None and spinner.failure is not None:  # a callback raised: not a clean exit
+            rclpy.logging.get_logger(name).fatal(f"stopped by an error in a callback: {spinner.failure!r}")
+            code = 1
         for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean-up short
             signal.signal(sig, signal.SIG_IGN)
         if executor is not None:
@@ -55,8 +58,17 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
     return code
 
 
-def _spin(executor):
-    try:
-        executor.spin()
-    except ExternalShutdownException:
-        pass
+class _Spinner(threading.Thread):
+    """Spins an executor; keeps the exception that stopped it, if any."""
+
+    def __init__(self, executor):
+        super().__init__(name="executor", daemon=True)
+        self.executor, self.failure = executor, None
+
+    def run(self):
+        try:
+            self.executor.spin()
+        except ExternalShutdownException:
+            pass
+        except Exception as exc:  # reported by run() as a fatal error, exit code 1
+            self.failure = exc
