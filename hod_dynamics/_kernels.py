@@ -8,7 +8,10 @@ Structure exploited (same numbers, fewer operations):
 - every ``Ad`` coefficient keeps the block form ``[[R, 0], [P, R]]`` (ad(X) and Ad(B^-1) have
   it, and sums and products preserve it), so it is stored as two 3x3 blocks (R, P);
 - ``Ad (w, v) = (R w, P w + R v)`` on twists and ``Ad^T (t, f) = (R^T t + P^T f, R^T f)``
-  on wrenches.
+  on wrenches;
+- samples are processed in blocks of ``LANES`` with the sample index innermost in every
+  scratch array (structure of arrays), so each elementary operation is a short contiguous
+  loop that the compiler turns into SIMD instructions.
 
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 ``cache=True`` stores the machine code next to this file (or in numba's user-wide cache
@@ -27,58 +30,134 @@ def _njit(f):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", numba.NumbaWarning)
-            return numba.njit(cache=True)(f)
+            return numba.njit(cache=True, error_model="numpy")(f)
     except RuntimeError:  # "cannot cache function ...: no locator available"
-        return numba.njit(cache=False)(f)
+        return numba.njit(cache=False, error_model="numpy")(f)
+
+
+LANES = 32
 
 
 @_njit
-def _skew_mul(w, M, out):
-    """out = skew(w) @ M for M (3, 3)."""
-    for c in range(3):
-        out[0, c] = w[1] * M[2, c] - w[2] * M[1, c]
-        out[1, c] = w[2] * M[0, c] - w[0] * M[2, c]
-        out[2, c] = w[0] * M[1, c] - w[1] * M[0, c]
+def _ad_screw(X, SR, SP, scale, R, P, S):
+    """(R, P) = scale * ad(X) [[SR, 0], [SP, SR]]: R = w~ SR, P = v~ SR + w~ SP (lanes S)."""
+    w0, w1, w2, v0, v1, v2 = X[0], X[1], X[2], X[3], X[4], X[5]
+    for col in range(3):
+        for s in range(S):
+            a0, a1, a2 = SR[0, col, s], SR[1, col, s], SR[2, col, s]
+            b0, b1, b2 = SP[0, col, s], SP[1, col, s], SP[2, col, s]
+            R[0, col, s] = scale * (w1 * a2 - w2 * a1)
+            R[1, col, s] = scale * (w2 * a0 - w0 * a2)
+            R[2, col, s] = scale * (w0 * a1 - w1 * a0)
+            P[0, col, s] = scale * (v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1)
+            P[1, col, s] = scale * (v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2)
+            P[2, col, s] = scale * (v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0)
 
 
 @_njit
-def _joint_adjoint(X, R0, P0, theta, R, P):
-    """Blocks of ``Ad(exp(X theta)) Ad(B^-1)`` with ``Ad(B^-1) = [[R0, 0], [P0, R0]]``."""
-    s, c = math.sin(theta), math.cos(theta)
-    wx = np.zeros((3, 3))
-    wx[0, 1], wx[0, 2], wx[1, 0] = -X[2], X[1], X[2]
-    wx[1, 2], wx[2, 0], wx[2, 1] = -X[0], -X[1], X[0]
-    wx2 = wx @ wx
-    E = np.eye(3) + s * wx + (1.0 - c) * wx2
-    G = theta * np.eye(3) + (1.0 - c) * wx + (theta - s) * wx2
-    p = G @ X[3:]
-    R[:, :] = E @ R0
-    tmp = np.empty((3, 3))
-    _skew_mul(p, R, tmp)
-    P[:, :] = tmp + E @ P0
+def _joint_adjoint(X, R0, P0, theta, E, R, P, S):
+    """Blocks (R, P) of ``Ad(exp(X theta)) Ad(B^-1)`` with ``Ad(B^-1) = [[R0, 0], [P0, R0]]``.
+
+    ``exp(X theta) = (E, p)``, ``E = I + s w~ + (1 - c) w~^2``, ``p = (theta I + (1 - c) w~
+    + (theta - s) w~^2) v`` (also the translation of a prismatic joint, w = 0); ``theta`` (S,),
+    ``E`` (3, 3, S) scratch, ``R, P`` (3, 3, S).
+    """
+    w0, w1, w2 = X[0], X[1], X[2]
+    v0, v1, v2 = X[3], X[4], X[5]
+    ww = w0 * w0 + w1 * w1 + w2 * w2
+    wv = w0 * v0 + w1 * v1 + w2 * v2
+    # w~ v = w x v, w~^2 v = w (w . v) - |w|^2 v
+    c0, c1, c2 = w1 * v2 - w2 * v1, w2 * v0 - w0 * v2, w0 * v1 - w1 * v0
+    d0, d1, d2 = w0 * wv - ww * v0, w1 * wv - ww * v1, w2 * wv - ww * v2
+    for s in range(S):
+        t = theta[s]
+        sn, cs = math.sin(t), math.cos(t)
+        a, d = 1.0 - cs, t - sn
+        E[0, 0, s] = 1.0 + a * (w0 * w0 - ww)
+        E[1, 1, s] = 1.0 + a * (w1 * w1 - ww)
+        E[2, 2, s] = 1.0 + a * (w2 * w2 - ww)
+        E[0, 1, s] = -sn * w2 + a * w0 * w1
+        E[1, 0, s] = sn * w2 + a * w0 * w1
+        E[0, 2, s] = sn * w1 + a * w0 * w2
+        E[2, 0, s] = -sn * w1 + a * w0 * w2
+        E[1, 2, s] = -sn * w0 + a * w1 * w2
+        E[2, 1, s] = sn * w0 + a * w1 * w2
+        p0 = t * v0 + a * c0 + d * d0
+        p1 = t * v1 + a * c1 + d * d1
+        p2 = t * v2 + a * c2 + d * d2
+        for col in range(3):
+            r0 = E[0, 0, s] * R0[0, col] + E[0, 1, s] * R0[1, col] + E[0, 2, s] * R0[2, col]
+            r1 = E[1, 0, s] * R0[0, col] + E[1, 1, s] * R0[1, col] + E[1, 2, s] * R0[2, col]
+            r2 = E[2, 0, s] * R0[0, col] + E[2, 1, s] * R0[1, col] + E[2, 2, s] * R0[2, col]
+            R[0, col, s], R[1, col, s], R[2, col, s] = r0, r1, r2
+            P[0, col, s] = (p1 * r2 - p2 * r1 + E[0, 0, s] * P0[0, col]
+                            + E[0, 1, s] * P0[1, col] + E[0, 2, s] * P0[2, col])
+            P[1, col, s] = (p2 * r0 - p0 * r2 + E[1, 0, s] * P0[0, col]
+                            + E[1, 1, s] * P0[1, col] + E[1, 2, s] * P0[2, col])
+            P[2, col, s] = (p0 * r1 - p1 * r0 + E[2, 0, s] * P0[0, col]
+                            + E[2, 1, s] * P0[1, col] + E[2, 2, s] * P0[2, col])
 
 
 @_njit
-def _ad_apply_add(R, P, x, out):
-    """out += [[R, 0], [P, R]] @ x for a twist x (6,)."""
+def _ad_apply_add(R, P, x, out, S):
+    """out += [[R, 0], [P, R]] @ x for twists x (6, S), blocks R, P (3, 3, S)."""
     for r in range(3):
-        out[r] += R[r, 0] * x[0] + R[r, 1] * x[1] + R[r, 2] * x[2]
-        out[r + 3] += (P[r, 0] * x[0] + P[r, 1] * x[1] + P[r, 2] * x[2]
-                       + R[r, 0] * x[3] + R[r, 1] * x[4] + R[r, 2] * x[5])
+        for s in range(S):
+            x0, x1, x2, x3, x4, x5 = x[0, s], x[1, s], x[2, s], x[3, s], x[4, s], x[5, s]
+            out[r, s] += R[r, 0, s] * x0 + R[r, 1, s] * x1 + R[r, 2, s] * x2
+            out[r + 3, s] += (P[r, 0, s] * x0 + P[r, 1, s] * x1 + P[r, 2, s] * x2
+                              + R[r, 0, s] * x3 + R[r, 1, s] * x4 + R[r, 2, s] * x5)
 
 
 @_njit
-def _adT_apply_add(R, P, x, out):
-    """out += [[R, 0], [P, R]]^T @ x for a wrench x (6,)."""
+def _ad_apply_const_add(R, P, x, out, S):
+    """out += [[R, 0], [P, R]] @ x for one twist x (6,) and blocks R, P (3, 3, S)."""
+    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
+    for r in range(3):
+        for s in range(S):
+            out[r, s] += R[r, 0, s] * x0 + R[r, 1, s] * x1 + R[r, 2, s] * x2
+            out[r + 3, s] += (P[r, 0, s] * x0 + P[r, 1, s] * x1 + P[r, 2, s] * x2
+                              + R[r, 0, s] * x3 + R[r, 1, s] * x4 + R[r, 2, s] * x5)
+
+
+@_njit
+def _adT_apply_add(R, P, x, out, S):
+    """out += [[R, 0], [P, R]]^T @ x for wrenches x (6, S), blocks R, P (3, 3, S)."""
     for c in range(3):
-        out[c] += (R[0, c] * x[0] + R[1, c] * x[1] + R[2, c] * x[2]
-                   + P[0, c] * x[3] + P[1, c] * x[4] + P[2, c] * x[5])
-        out[c + 3] += R[0, c] * x[3] + R[1, c] * x[4] + R[2, c] * x[5]
+        for s in range(S):
+            x0, x1, x2, x3, x4, x5 = x[0, s], x[1, s], x[2, s], x[3, s], x[4, s], x[5, s]
+            out[c, s] += (R[0, c, s] * x0 + R[1, c, s] * x1 + R[2, c, s] * x2
+                          + P[0, c, s] * x3 + P[1, c, s] * x4 + P[2, c, s] * x5)
+            out[c + 3, s] += R[0, c, s] * x3 + R[1, c, s] * x4 + R[2, c, s] * x5
+
+
+@_njit
+def _inertia_apply(M, x, out, S):
+    """out = M @ x for a 6x6 matrix M and vectors x (6, S)."""
+    for r in range(6):
+        m0, m1, m2, m3, m4, m5 = M[r, 0], M[r, 1], M[r, 2], M[r, 3], M[r, 4], M[r, 5]
+        for s in range(S):
+            out[r, s] = (m0 * x[0, s] + m1 * x[1, s] + m2 * x[2, s] + m3 * x[3, s]
+                         + m4 * x[4, s] + m5 * x[5, s])
+
+
+@_njit
+def _bias_add(V, h, out, S):
+    """out += -ad(V)^T h = (w x L + v x F, w x F) for V = (w, v), h = (L, F), all (6, S)."""
+    for s in range(S):
+        w0, w1, w2, v0, v1, v2 = V[0, s], V[1, s], V[2, s], V[3, s], V[4, s], V[5, s]
+        L0, L1, L2, F0, F1, F2 = h[0, s], h[1, s], h[2, s], h[3, s], h[4, s], h[5, s]
+        out[0, s] += w1 * L2 - w2 * L1 + v1 * F2 - v2 * F1
+        out[1, s] += w2 * L0 - w0 * L2 + v2 * F0 - v0 * F2
+        out[2, s] += w0 * L1 - w1 * L0 + v0 * F1 - v1 * F0
+        out[3, s] += w1 * F2 - w2 * F1
+        out[4, s] += w2 * F0 - w0 * F2
+        out[5, s] += w0 * F1 - w1 * F0
 
 
 @_njit
 def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
-    """tau jets by Newton-Euler on Taylor coefficients, one sample at a time.
+    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time.
 
     ``parents`` (n,) int, ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
     ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; ``jet`` (B, >=K+2, n)
@@ -88,96 +167,85 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     """
     B = jet.shape[0]
     n = screws.shape[0]
+    L = LANES
     has_w = wext.shape[1] > 0
     fact = np.ones(K + 2)
     for k in range(1, K + 2):
         fact[k] = fact[k - 1] * k
-    AR = np.empty((n, K + 1, 3, 3))
-    AP = np.empty((n, K + 1, 3, 3))
-    V = np.empty((n, K + 1, 6))
-    G = np.empty((n, K, 6))
-    W = np.empty((n, K, 6))
-    h = np.empty((K, 6))
-    acc = np.empty(6)
-    wc = np.empty(K + 1)
-    SR = np.empty((3, 3))
-    SP = np.empty((3, 3))
-    tmp = np.empty((3, 3))
-    for b in range(B):
+    AR = np.empty((n, K + 1, 3, 3, L))
+    AP = np.empty((n, K + 1, 3, 3, L))
+    V = np.empty((n, K + 1, 6, L))
+    G = np.empty((n, K, 6, L))
+    W = np.empty((n, K, 6, L))
+    h = np.empty((K, 6, L))
+    acc = np.empty((6, L))
+    wc = np.empty((K + 1, L))
+    theta = np.empty(L)
+    SR = np.empty((3, 3, L))
+    SP = np.empty((3, 3, L))
+    E = np.empty((3, 3, L))
+    for b0 in range(0, B, L):
+        S = min(L, B - b0)
         for i in range(n):
             p = parents[i]
             X = screws[i]
             for k in range(K + 1):
-                wc[k] = jet[b, k + 1, i] / fact[k]
-            _joint_adjoint(X, R0[i], P0[i], -jet[b, 0, i], AR[i, 0], AP[i, 0])
+                for s in range(S):
+                    wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
+            for s in range(S):
+                theta[s] = -jet[b0 + s, 0, i]
+            _joint_adjoint(X, R0[i], P0[i], theta, E, AR[i, 0], AP[i, 0], S)
             # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j   (d/dt Ad = -qd ad(X) Ad)
             for k in range(1, K + 1):
-                SR[:, :] = 0.0
-                SP[:, :] = 0.0
+                SR[:, :, :S] = 0.0
+                SP[:, :, :S] = 0.0
                 for j in range(k):
-                    SR += wc[k - 1 - j] * AR[i, j]
-                    SP += wc[k - 1 - j] * AP[i, j]
-                _skew_mul(X[:3], SR, AR[i, k])
-                _skew_mul(X[3:], SR, tmp)
-                _skew_mul(X[:3], SP, AP[i, k])
-                AP[i, k] += tmp
-                AR[i, k] *= -1.0 / k
-                AP[i, k] *= -1.0 / k
+                    for r in range(3):
+                        for col in range(3):
+                            for s in range(S):
+                                SR[r, col, s] += wc[k - 1 - j, s] * AR[i, j, r, col, s]
+                                SP[r, col, s] += wc[k - 1 - j, s] * AP[i, j, r, col, s]
+                _ad_screw(X, SR, SP, -1.0 / k, AR[i, k], AP[i, k], S)
             # V_k = sum_j Ad_j V_p,k-j + wc_k X;  G_k = sum_j Ad_j G_p,k-j
             for k in range(K + 1):
                 for r in range(6):
-                    V[i, k, r] = wc[k] * X[r]
+                    for s in range(S):
+                        V[i, k, r, s] = wc[k, s] * X[r]
                 if k < K:
-                    G[i, k, :] = 0.0
+                    G[i, k, :, :S] = 0.0
                 if p < 0:
                     if k < K:
-                        _ad_apply_add(AR[i, k], AP[i, k], g0, G[i, k])
+                        _ad_apply_const_add(AR[i, k], AP[i, k], g0, G[i, k], S)
                     continue
                 for j in range(k + 1):
-                    _ad_apply_add(AR[i, j], AP[i, j], V[p, k - j], V[i, k])
+                    _ad_apply_add(AR[i, j], AP[i, j], V[p, k - j], V[i, k], S)
                     if k < K:
-                        _ad_apply_add(AR[i, j], AP[i, j], G[p, k - j], G[i, k])
+                        _ad_apply_add(AR[i, j], AP[i, j], G[p, k - j], G[i, k], S)
             M = inertias[i]
             for k in range(K):
-                for r in range(6):
-                    s = 0.0
-                    for c in range(6):
-                        s += M[r, c] * V[i, k, c]
-                    h[k, r] = s
+                _inertia_apply(M, V[i, k], h[k], S)
             for k in range(K):
                 for r in range(6):
-                    acc[r] = (k + 1) * V[i, k + 1, r] + G[i, k, r]
-                for r in range(6):
-                    s = 0.0
-                    for c in range(6):
-                        s += M[r, c] * acc[c]
-                    W[i, k, r] = s
-                # bias: sum_j -ad(V_j)^T h_{k-j} = (w x L + v x P, w x P)
+                    for s in range(S):
+                        acc[r, s] = (k + 1) * V[i, k + 1, r, s] + G[i, k, r, s]
+                _inertia_apply(M, acc, W[i, k], S)
                 for j in range(k + 1):
-                    m = k - j
-                    w0, w1, w2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
-                    v0, v1, v2 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
-                    L0, L1, L2 = h[m, 0], h[m, 1], h[m, 2]
-                    F0, F1, F2 = h[m, 3], h[m, 4], h[m, 5]
-                    W[i, k, 0] += w1 * L2 - w2 * L1 + v1 * F2 - v2 * F1
-                    W[i, k, 1] += w2 * L0 - w0 * L2 + v2 * F0 - v0 * F2
-                    W[i, k, 2] += w0 * L1 - w1 * L0 + v0 * F1 - v1 * F0
-                    W[i, k, 3] += w1 * F2 - w2 * F1
-                    W[i, k, 4] += w2 * F0 - w0 * F2
-                    W[i, k, 5] += w0 * F1 - w1 * F0
+                    _bias_add(V[i, j], h[k - j], W[i, k], S)
                 if has_w:
                     for r in range(6):
-                        W[i, k, r] -= wext[k, b, i, r]
+                        for s in range(S):
+                            W[i, k, r, s] -= wext[k, b0 + s, i, r]
         for i in range(n - 1, -1, -1):
             X = screws[i]
             for k in range(K):
-                s = 0.0
-                for r in range(6):
-                    s += W[i, k, r] * X[r]
-                out[b, k, i] = s * fact[k]
+                for s in range(S):
+                    t = 0.0
+                    for r in range(6):
+                        t += W[i, k, r, s] * X[r]
+                    out[b0 + s, k, i] = t * fact[k]
             p = parents[i]
             if p >= 0:
                 # W_p,k += sum_j Ad_j^T W_i,k-j
                 for k in range(K):
                     for j in range(k + 1):
-                        _adT_apply_add(AR[i, j], AP[i, j], W[i, k - j], W[p, k])
+                        _adT_apply_add(AR[i, j], AP[i, j], W[i, k - j], W[p, k], S)
