@@ -11,7 +11,9 @@ Structure exploited (same numbers, fewer operations):
   on wrenches;
 - samples are processed in blocks of ``LANES`` with the sample index innermost in every
   scratch array (structure of arrays), so each elementary operation is a short contiguous
-  loop that the compiler turns into SIMD instructions.
+  loop that the compiler turns into SIMD instructions;
+- helpers take whole arrays and indices rather than slices: a slice is an array view whose
+  reference counting costs more than the arithmetic on one sample.
 
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 ``cache=True`` stores the machine code next to this file (or in numba's user-wide cache
@@ -35,35 +37,35 @@ def _njit(f):
         return numba.njit(cache=False, error_model="numpy")(f)
 
 
-LANES = 32
+LANES = 64
 
 
 @_njit
-def _ad_screw(X, SR, SP, scale, R, P, S):
-    """(R, P) = scale * ad(X) [[SR, 0], [SP, SR]]: R = w~ SR, P = v~ SR + w~ SP (lanes S)."""
-    w0, w1, w2, v0, v1, v2 = X[0], X[1], X[2], X[3], X[4], X[5]
+def _ad_screw(X, SR, SP, scale, AR, AP, i, k, S):
+    """Ad_k = scale * ad(X) [[SR, 0], [SP, SR]]: R = w~ SR, P = v~ SR + w~ SP (lanes S)."""
+    w0, w1, w2, v0, v1, v2 = X[i, 0], X[i, 1], X[i, 2], X[i, 3], X[i, 4], X[i, 5]
     for col in range(3):
         for s in range(S):
             a0, a1, a2 = SR[0, col, s], SR[1, col, s], SR[2, col, s]
             b0, b1, b2 = SP[0, col, s], SP[1, col, s], SP[2, col, s]
-            R[0, col, s] = scale * (w1 * a2 - w2 * a1)
-            R[1, col, s] = scale * (w2 * a0 - w0 * a2)
-            R[2, col, s] = scale * (w0 * a1 - w1 * a0)
-            P[0, col, s] = scale * (v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1)
-            P[1, col, s] = scale * (v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2)
-            P[2, col, s] = scale * (v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0)
+            AR[i, k, 0, col, s] = scale * (w1 * a2 - w2 * a1)
+            AR[i, k, 1, col, s] = scale * (w2 * a0 - w0 * a2)
+            AR[i, k, 2, col, s] = scale * (w0 * a1 - w1 * a0)
+            AP[i, k, 0, col, s] = scale * (v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1)
+            AP[i, k, 1, col, s] = scale * (v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2)
+            AP[i, k, 2, col, s] = scale * (v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0)
 
 
 @_njit
-def _joint_adjoint(X, R0, P0, theta, E, R, P, S):
-    """Blocks (R, P) of ``Ad(exp(X theta)) Ad(B^-1)`` with ``Ad(B^-1) = [[R0, 0], [P0, R0]]``.
+def _joint_adjoint(X, R0, P0, i, theta, E, AR, AP, S):
+    """Ad_0 of body i: blocks of ``Ad(exp(X theta)) Ad(B^-1)``, ``Ad(B^-1) = [[R0, 0], [P0, R0]]``.
 
     ``exp(X theta) = (E, p)``, ``E = I + s w~ + (1 - c) w~^2``, ``p = (theta I + (1 - c) w~
     + (theta - s) w~^2) v`` (also the translation of a prismatic joint, w = 0); ``theta`` (S,),
-    ``E`` (3, 3, S) scratch, ``R, P`` (3, 3, S).
+    ``E`` (3, 3, S) scratch.
     """
-    w0, w1, w2 = X[0], X[1], X[2]
-    v0, v1, v2 = X[3], X[4], X[5]
+    w0, w1, w2 = X[i, 0], X[i, 1], X[i, 2]
+    v0, v1, v2 = X[i, 3], X[i, 4], X[i, 5]
     ww = w0 * w0 + w1 * w1 + w2 * w2
     wv = w0 * v0 + w1 * v1 + w2 * v2
     # w~ v = w x v, w~^2 v = w (w . v) - |w|^2 v
@@ -86,73 +88,89 @@ def _joint_adjoint(X, R0, P0, theta, E, R, P, S):
         p1 = t * v1 + a * c1 + d * d1
         p2 = t * v2 + a * c2 + d * d2
         for col in range(3):
-            r0 = E[0, 0, s] * R0[0, col] + E[0, 1, s] * R0[1, col] + E[0, 2, s] * R0[2, col]
-            r1 = E[1, 0, s] * R0[0, col] + E[1, 1, s] * R0[1, col] + E[1, 2, s] * R0[2, col]
-            r2 = E[2, 0, s] * R0[0, col] + E[2, 1, s] * R0[1, col] + E[2, 2, s] * R0[2, col]
-            R[0, col, s], R[1, col, s], R[2, col, s] = r0, r1, r2
-            P[0, col, s] = (p1 * r2 - p2 * r1 + E[0, 0, s] * P0[0, col]
-                            + E[0, 1, s] * P0[1, col] + E[0, 2, s] * P0[2, col])
-            P[1, col, s] = (p2 * r0 - p0 * r2 + E[1, 0, s] * P0[0, col]
-                            + E[1, 1, s] * P0[1, col] + E[1, 2, s] * P0[2, col])
-            P[2, col, s] = (p0 * r1 - p1 * r0 + E[2, 0, s] * P0[0, col]
-                            + E[2, 1, s] * P0[1, col] + E[2, 2, s] * P0[2, col])
+            q0, q1, q2 = R0[i, 0, col], R0[i, 1, col], R0[i, 2, col]
+            u0, u1, u2 = P0[i, 0, col], P0[i, 1, col], P0[i, 2, col]
+            r0 = E[0, 0, s] * q0 + E[0, 1, s] * q1 + E[0, 2, s] * q2
+            r1 = E[1, 0, s] * q0 + E[1, 1, s] * q1 + E[1, 2, s] * q2
+            r2 = E[2, 0, s] * q0 + E[2, 1, s] * q1 + E[2, 2, s] * q2
+            AR[i, 0, 0, col, s], AR[i, 0, 1, col, s], AR[i, 0, 2, col, s] = r0, r1, r2
+            AP[i, 0, 0, col, s] = (p1 * r2 - p2 * r1 + E[0, 0, s] * u0 + E[0, 1, s] * u1
+                                   + E[0, 2, s] * u2)
+            AP[i, 0, 1, col, s] = (p2 * r0 - p0 * r2 + E[1, 0, s] * u0 + E[1, 1, s] * u1
+                                   + E[1, 2, s] * u2)
+            AP[i, 0, 2, col, s] = (p0 * r1 - p1 * r0 + E[2, 0, s] * u0 + E[2, 1, s] * u1
+                                   + E[2, 2, s] * u2)
 
 
 @_njit
-def _ad_apply_add(R, P, x, out, S):
-    """out += [[R, 0], [P, R]] @ x for twists x (6, S), blocks R, P (3, 3, S)."""
+def _ad_apply_add(AR, AP, i, j, x, xb, xk, out, ob, ok, S):
+    """out[ob, ok] += Ad_j of body i applied to the twists x[xb, xk] (6, S)."""
     for r in range(3):
         for s in range(S):
-            x0, x1, x2, x3, x4, x5 = x[0, s], x[1, s], x[2, s], x[3, s], x[4, s], x[5, s]
-            out[r, s] += R[r, 0, s] * x0 + R[r, 1, s] * x1 + R[r, 2, s] * x2
-            out[r + 3, s] += (P[r, 0, s] * x0 + P[r, 1, s] * x1 + P[r, 2, s] * x2
-                              + R[r, 0, s] * x3 + R[r, 1, s] * x4 + R[r, 2, s] * x5)
+            x0, x1, x2 = x[xb, xk, 0, s], x[xb, xk, 1, s], x[xb, xk, 2, s]
+            x3, x4, x5 = x[xb, xk, 3, s], x[xb, xk, 4, s], x[xb, xk, 5, s]
+            R0, R1, R2 = AR[i, j, r, 0, s], AR[i, j, r, 1, s], AR[i, j, r, 2, s]
+            out[ob, ok, r, s] += R0 * x0 + R1 * x1 + R2 * x2
+            out[ob, ok, r + 3, s] += (AP[i, j, r, 0, s] * x0 + AP[i, j, r, 1, s] * x1
+                                      + AP[i, j, r, 2, s] * x2 + R0 * x3 + R1 * x4 + R2 * x5)
 
 
 @_njit
-def _ad_apply_const_add(R, P, x, out, S):
-    """out += [[R, 0], [P, R]] @ x for one twist x (6,) and blocks R, P (3, 3, S)."""
+def _ad_apply_const_add(AR, AP, i, j, x, out, ob, ok, S):
+    """out[ob, ok] += Ad_j of body i applied to one twist x (6,) (the same for all lanes)."""
     x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
     for r in range(3):
         for s in range(S):
-            out[r, s] += R[r, 0, s] * x0 + R[r, 1, s] * x1 + R[r, 2, s] * x2
-            out[r + 3, s] += (P[r, 0, s] * x0 + P[r, 1, s] * x1 + P[r, 2, s] * x2
-                              + R[r, 0, s] * x3 + R[r, 1, s] * x4 + R[r, 2, s] * x5)
+            R0, R1, R2 = AR[i, j, r, 0, s], AR[i, j, r, 1, s], AR[i, j, r, 2, s]
+            out[ob, ok, r, s] += R0 * x0 + R1 * x1 + R2 * x2
+            out[ob, ok, r + 3, s] += (AP[i, j, r, 0, s] * x0 + AP[i, j, r, 1, s] * x1
+                                      + AP[i, j, r, 2, s] * x2 + R0 * x3 + R1 * x4 + R2 * x5)
 
 
 @_njit
-def _adT_apply_add(R, P, x, out, S):
-    """out += [[R, 0], [P, R]]^T @ x for wrenches x (6, S), blocks R, P (3, 3, S)."""
+def _adT_apply_add(AR, AP, i, j, W, xk, p, ok, S):
+    """W[p, ok] += Ad_j^T of body i applied to the wrenches W[i, xk] (6, S)."""
     for c in range(3):
         for s in range(S):
-            x0, x1, x2, x3, x4, x5 = x[0, s], x[1, s], x[2, s], x[3, s], x[4, s], x[5, s]
-            out[c, s] += (R[0, c, s] * x0 + R[1, c, s] * x1 + R[2, c, s] * x2
-                          + P[0, c, s] * x3 + P[1, c, s] * x4 + P[2, c, s] * x5)
-            out[c + 3, s] += R[0, c, s] * x3 + R[1, c, s] * x4 + R[2, c, s] * x5
+            x0, x1, x2 = W[i, xk, 0, s], W[i, xk, 1, s], W[i, xk, 2, s]
+            x3, x4, x5 = W[i, xk, 3, s], W[i, xk, 4, s], W[i, xk, 5, s]
+            R0, R1, R2 = AR[i, j, 0, c, s], AR[i, j, 1, c, s], AR[i, j, 2, c, s]
+            W[p, ok, c, s] += (R0 * x0 + R1 * x1 + R2 * x2 + AP[i, j, 0, c, s] * x3
+                               + AP[i, j, 1, c, s] * x4 + AP[i, j, 2, c, s] * x5)
+            W[p, ok, c + 3, s] += R0 * x3 + R1 * x4 + R2 * x5
 
 
 @_njit
-def _inertia_apply(M, x, out, S):
-    """out = M @ x for a 6x6 matrix M and vectors x (6, S)."""
-    for r in range(6):
-        m0, m1, m2, m3, m4, m5 = M[r, 0], M[r, 1], M[r, 2], M[r, 3], M[r, 4], M[r, 5]
-        for s in range(S):
-            out[r, s] = (m0 * x[0, s] + m1 * x[1, s] + m2 * x[2, s] + m3 * x[3, s]
-                         + m4 * x[4, s] + m5 * x[5, s])
-
-
-@_njit
-def _bias_add(V, h, out, S):
-    """out += -ad(V)^T h = (w x L + v x F, w x F) for V = (w, v), h = (L, F), all (6, S)."""
-    for s in range(S):
-        w0, w1, w2, v0, v1, v2 = V[0, s], V[1, s], V[2, s], V[3, s], V[4, s], V[5, s]
-        L0, L1, L2, F0, F1, F2 = h[0, s], h[1, s], h[2, s], h[3, s], h[4, s], h[5, s]
-        out[0, s] += w1 * L2 - w2 * L1 + v1 * F2 - v2 * F1
-        out[1, s] += w2 * L0 - w0 * L2 + v2 * F0 - v0 * F2
-        out[2, s] += w0 * L1 - w1 * L0 + v0 * F1 - v1 * F0
-        out[3, s] += w1 * F2 - w2 * F1
-        out[4, s] += w2 * F0 - w0 * F2
-        out[5, s] += w0 * F1 - w1 * F0
+def _body_wrench(M, i, V, G, h, W, K, S):
+    """W_i,k = M (dV_k + G_k) + sum_j -ad(V_j)^T h_{k-j} with h_k = M V_k, k < K."""
+    for k in range(K):
+        for r in range(6):
+            for s in range(S):
+                h[k, r, s] = (M[i, r, 0] * V[i, k, 0, s] + M[i, r, 1] * V[i, k, 1, s]
+                              + M[i, r, 2] * V[i, k, 2, s] + M[i, r, 3] * V[i, k, 3, s]
+                              + M[i, r, 4] * V[i, k, 4, s] + M[i, r, 5] * V[i, k, 5, s])
+    for k in range(K):
+        c = k + 1.0  # d/dt of the Taylor series: coefficient k of dV is (k + 1) V_{k+1}
+        for r in range(6):
+            for s in range(S):
+                t = 0.0
+                for col in range(6):
+                    t += M[i, r, col] * (c * V[i, k + 1, col, s] + G[i, k, col, s])
+                W[i, k, r, s] = t
+        for j in range(k + 1):
+            m = k - j
+            # -ad(V)^T h = (w x L + v x F, w x F) for V = (w, v), h = (L, F)
+            for s in range(S):
+                w0, w1, w2 = V[i, j, 0, s], V[i, j, 1, s], V[i, j, 2, s]
+                v0, v1, v2 = V[i, j, 3, s], V[i, j, 4, s], V[i, j, 5, s]
+                L0, L1, L2 = h[m, 0, s], h[m, 1, s], h[m, 2, s]
+                F0, F1, F2 = h[m, 3, s], h[m, 4, s], h[m, 5, s]
+                W[i, k, 0, s] += w1 * L2 - w2 * L1 + v1 * F2 - v2 * F1
+                W[i, k, 1, s] += w2 * L0 - w0 * L2 + v2 * F0 - v0 * F2
+                W[i, k, 2, s] += w0 * L1 - w1 * L0 + v0 * F1 - v1 * F0
+                W[i, k, 3, s] += w1 * F2 - w2 * F1
+                W[i, k, 4, s] += w2 * F0 - w0 * F2
+                W[i, k, 5, s] += w0 * F1 - w1 * F0
 
 
 @_njit
@@ -167,7 +185,7 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     """
     B = jet.shape[0]
     n = screws.shape[0]
-    L = LANES
+    L = min(LANES, max(B, 1))
     has_w = wext.shape[1] > 0
     fact = np.ones(K + 2)
     for k in range(1, K + 2):
@@ -175,10 +193,9 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     AR = np.empty((n, K + 1, 3, 3, L))
     AP = np.empty((n, K + 1, 3, 3, L))
     V = np.empty((n, K + 1, 6, L))
-    G = np.empty((n, K, 6, L))
+    G = np.zeros((n, K, 6, L))  # roots add Ad_k g0, children Cauchy sums: start from 0
     W = np.empty((n, K, 6, L))
     h = np.empty((K, 6, L))
-    acc = np.empty((6, L))
     wc = np.empty((K + 1, L))
     theta = np.empty(L)
     SR = np.empty((3, 3, L))
@@ -188,64 +205,55 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
         S = min(L, B - b0)
         for i in range(n):
             p = parents[i]
-            X = screws[i]
             for k in range(K + 1):
                 for s in range(S):
                     wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
             for s in range(S):
                 theta[s] = -jet[b0 + s, 0, i]
-            _joint_adjoint(X, R0[i], P0[i], theta, E, AR[i, 0], AP[i, 0], S)
+            _joint_adjoint(screws, R0, P0, i, theta, E, AR, AP, S)
             # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j   (d/dt Ad = -qd ad(X) Ad)
             for k in range(1, K + 1):
-                SR[:, :, :S] = 0.0
-                SP[:, :, :S] = 0.0
-                for j in range(k):
-                    for r in range(3):
-                        for col in range(3):
+                for r in range(3):
+                    for col in range(3):
+                        for s in range(S):
+                            SR[r, col, s] = wc[k - 1, s] * AR[i, 0, r, col, s]
+                            SP[r, col, s] = wc[k - 1, s] * AP[i, 0, r, col, s]
+                        for j in range(1, k):
                             for s in range(S):
                                 SR[r, col, s] += wc[k - 1 - j, s] * AR[i, j, r, col, s]
                                 SP[r, col, s] += wc[k - 1 - j, s] * AP[i, j, r, col, s]
-                _ad_screw(X, SR, SP, -1.0 / k, AR[i, k], AP[i, k], S)
+                _ad_screw(screws, SR, SP, -1.0 / k, AR, AP, i, k, S)
             # V_k = sum_j Ad_j V_p,k-j + wc_k X;  G_k = sum_j Ad_j G_p,k-j
             for k in range(K + 1):
                 for r in range(6):
                     for s in range(S):
-                        V[i, k, r, s] = wc[k, s] * X[r]
+                        V[i, k, r, s] = wc[k, s] * screws[i, r]
                 if k < K:
                     G[i, k, :, :S] = 0.0
                 if p < 0:
                     if k < K:
-                        _ad_apply_const_add(AR[i, k], AP[i, k], g0, G[i, k], S)
+                        _ad_apply_const_add(AR, AP, i, k, g0, G, i, k, S)
                     continue
                 for j in range(k + 1):
-                    _ad_apply_add(AR[i, j], AP[i, j], V[p, k - j], V[i, k], S)
+                    _ad_apply_add(AR, AP, i, j, V, p, k - j, V, i, k, S)
                     if k < K:
-                        _ad_apply_add(AR[i, j], AP[i, j], G[p, k - j], G[i, k], S)
-            M = inertias[i]
-            for k in range(K):
-                _inertia_apply(M, V[i, k], h[k], S)
-            for k in range(K):
-                for r in range(6):
-                    for s in range(S):
-                        acc[r, s] = (k + 1) * V[i, k + 1, r, s] + G[i, k, r, s]
-                _inertia_apply(M, acc, W[i, k], S)
-                for j in range(k + 1):
-                    _bias_add(V[i, j], h[k - j], W[i, k], S)
-                if has_w:
+                        _ad_apply_add(AR, AP, i, j, G, p, k - j, G, i, k, S)
+            _body_wrench(inertias, i, V, G, h, W, K, S)
+            if has_w:
+                for k in range(K):
                     for r in range(6):
                         for s in range(S):
                             W[i, k, r, s] -= wext[k, b0 + s, i, r]
         for i in range(n - 1, -1, -1):
-            X = screws[i]
             for k in range(K):
                 for s in range(S):
                     t = 0.0
                     for r in range(6):
-                        t += W[i, k, r, s] * X[r]
+                        t += W[i, k, r, s] * screws[i, r]
                     out[b0 + s, k, i] = t * fact[k]
             p = parents[i]
             if p >= 0:
                 # W_p,k += sum_j Ad_j^T W_i,k-j
                 for k in range(K):
                     for j in range(k + 1):
-                        _adT_apply_add(AR[i, j], AP[i, j], W[i, k - j], W[p, k], S)
+                        _adT_apply_add(AR, AP, i, j, W, k - j, p, k, S)
