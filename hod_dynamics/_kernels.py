@@ -37,7 +37,7 @@ def _njit(f):
         return numba.njit(cache=False, error_model="numpy")(f)
 
 
-LANES = 64
+LANES = 64  # measured: 32 to 128 lanes all run at about the same speed
 
 
 @_njit

@@ -53,7 +53,8 @@ def wrench_taylor(model, wrenches, batch_shape, K):
 
 
 def _wrench_terms(model, wrenches, batch_shape, K):
-    """Validate wrenches; returns [(body, Ad (6, 6) link -> body, jet (B or 1, K, 6))]."""
+    """Validate wrenches; returns [(body, Ad(pose^-1) (6, 6), jet (B or 1, K, 6))]: a link wrench
+    w (row) is ``w @ Ad(pose^-1)`` in the body frame (``Ad^T`` maps wrenches to the child)."""
     terms = []
     for link, jet in (wrenches or {}).items():
         frame = model.frame(link)
@@ -79,9 +80,9 @@ def _wrench_terms(model, wrenches, batch_shape, K):
 def _wrench_block(model, terms, start, stop, K):
     """Body-frame wrench coefficients (K, stop-start, n, 6) of samples start..stop-1."""
     out = np.zeros((K, stop - start, model.n_dof, 6))
-    for body, to_body, W in terms:
+    for body, Ad_inv, W in terms:
         rows = W if len(W) == 1 else W[start:stop]
-        out[:, :, body] += to_taylor(rows) @ to_body.T
+        out[:, :, body] += to_taylor(rows) @ Ad_inv
     return out
 
 
