@@ -59,11 +59,6 @@ def _rate(a, I, out, tmp):
 
 
 @_njit
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
-
-
-@_njit
 def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h, alpha,
            Ic, Bc, hc, F, t6):
     """World-frame RNEA quantities of one sample (see partials._state)."""
@@ -71,7 +66,10 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
     RT = np.empty((n, 3, 3))
     pT = np.empty((n, 3))
     E = np.empty((3, 3))
+    RC = np.empty((3, 3))
+    pC, Rw, Rv = np.empty(3), np.empty(3), np.empty(3)
     Ai = np.zeros((6, 6))
+    MA = np.empty((6, 6))
     for l in range(n):
         par = parents[l]
         X = screws[l]
@@ -90,22 +88,29 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
         E[2, 0] = -sn * w1 + a * w0 * w2
         E[1, 2] = -sn * w0 + a * w1 * w2
         E[2, 1] = sn * w0 + a * w1 * w2
-        pe = np.empty(3)
-        pe[0] = th * v0 + a * (w1 * v2 - w2 * v1) + d * (w0 * wv - ww * v0)
-        pe[1] = th * v1 + a * (w2 * v0 - w0 * v2) + d * (w1 * wv - ww * v1)
-        pe[2] = th * v2 + a * (w0 * v1 - w1 * v0) + d * (w2 * wv - ww * v2)
+        pe0 = th * v0 + a * (w1 * v2 - w2 * v1) + d * (w0 * wv - ww * v0)
+        pe1 = th * v1 + a * (w2 * v0 - w0 * v2) + d * (w1 * wv - ww * v1)
+        pe2 = th * v2 + a * (w0 * v1 - w1 * v0) + d * (w2 * wv - ww * v2)
         # C = refs[l] @ (E, pe); T_l = T_par @ C
-        RC = refs[l, :3, :3] @ E
-        pC = refs[l, :3, :3] @ pe + refs[l, :3, 3]
-        if par < 0:
-            RT[l] = RC
-            pT[l] = pC
-        else:
-            RT[l] = RT[par] @ RC
-            pT[l] = RT[par] @ pC + pT[par]
+        for r in range(3):
+            for c in range(3):
+                RC[r, c] = refs[l, r, 0] * E[0, c] + refs[l, r, 1] * E[1, c] + refs[l, r, 2] * E[2, c]
+            pC[r] = refs[l, r, 0] * pe0 + refs[l, r, 1] * pe1 + refs[l, r, 2] * pe2 + refs[l, r, 3]
+        for r in range(3):
+            if par < 0:
+                pT[l, r] = pC[r]
+                for c in range(3):
+                    RT[l, r, c] = RC[r, c]
+            else:
+                pT[l, r] = (RT[par, r, 0] * pC[0] + RT[par, r, 1] * pC[1] + RT[par, r, 2] * pC[2]
+                            + pT[par, r])
+                for c in range(3):
+                    RT[l, r, c] = (RT[par, r, 0] * RC[0, c] + RT[par, r, 1] * RC[1, c]
+                                   + RT[par, r, 2] * RC[2, c])
         R, p = RT[l], pT[l]
-        Rw = R @ X[:3]
-        Rv = R @ X[3:]
+        for r in range(3):
+            Rw[r] = R[r, 0] * w0 + R[r, 1] * w1 + R[r, 2] * w2
+            Rv[r] = R[r, 0] * v0 + R[r, 1] * v1 + R[r, 2] * v2
         S[l, 0], S[l, 1], S[l, 2] = Rw[0], Rw[1], Rw[2]
         S[l, 3] = p[1] * Rw[2] - p[2] * Rw[1] + Rv[0]
         S[l, 4] = p[2] * Rw[0] - p[0] * Rw[2] + Rv[1]
@@ -120,7 +125,19 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
             Ai[r + 3, 0] = -(a1 * p[2] - a2 * p[1])
             Ai[r + 3, 1] = -(a2 * p[0] - a0 * p[2])
             Ai[r + 3, 2] = -(a0 * p[1] - a1 * p[0])
-        I[l] = Ai.T @ inertias[l] @ Ai
+        # I = Ai^T M Ai
+        for r in range(6):
+            for c in range(6):
+                t = 0.0
+                for k in range(6):
+                    t += inertias[l, r, k] * Ai[k, c]
+                MA[r, c] = t
+        for r in range(6):
+            for c in range(6):
+                t = 0.0
+                for k in range(6):
+                    t += Ai[k, r] * MA[k, c]
+                I[l, r, c] = t
         if par < 0:
             Vp[l] = 0.0
             Ap[l] = g0
@@ -298,13 +315,18 @@ def _assemble(anc, wrt, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, 
         for j in range(n):
             if anc[i, j]:  # j is i or an ancestor of i
                 for m in range(n):
-                    v = (_dot(dP[i, m], x[j]) + _dot(P[i], dx[j, m]))
-                    if has_y:
-                        v += _dot(dQ[i, m], y[j]) + _dot(Q[i], dy[j, m])
+                    v = 0.0
+                    for r in range(6):
+                        v += dP[i, m, r] * x[j, r] + P[i, r] * dx[j, m, r]
+                        if has_y:
+                            v += dQ[i, m, r] * y[j, r] + Q[i, r] * dy[j, m, r]
                     out[i, j, m] = v
             elif anc[j, i]:  # j strictly below i
                 for m in range(n):
-                    out[i, j, m] = _dot(dS[i, m], w[j]) + _dot(S[i], dw[j, m])
+                    v = 0.0
+                    for r in range(6):
+                        v += dS[i, m, r] * w[j, r] + S[i, r] * dw[j, m, r]
+                    out[i, j, m] = v
             else:
                 for m in range(n):
                     out[i, j, m] = 0.0
