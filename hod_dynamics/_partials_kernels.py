@@ -178,13 +178,22 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
         for l in range(n):
             par = parents[l]
             on = anc[l, m]
+            if not on:
+                # m is not on the path of l: nothing of body l depends on q_m or qd_m
+                dS[l, m] = 0.0
+                dSd[l, m] = 0.0
+                dalpha[l, m] = 0.0
+                dV[l, m] = 0.0
+                dA[l, m] = 0.0
+                dhc[l, m] = 0.0
+                dF[l, m] = 0.0
+                dIc[l, m] = 0.0
+                dBc[l, m] = 0.0
+                continue
             dVp = dV[par, m] if par >= 0 else zero
             dAp = dA[par, m] if par >= 0 else zero
             if wrt_q:
-                if on:
-                    _ad(S[m], S[l], dS[l, m])  # U_l = S_m moves body l
-                else:
-                    dS[l, m] = 0.0
+                _ad(S[m], S[l], dS[l, m])  # U_l = S_m moves body l
                 for r in range(6):
                     dV[l, m, r] = dVp[r] + dS[l, m, r] * qd[l]
             else:
@@ -212,7 +221,7 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
             _mv(I[l], dA[l, m], dF[l, m])
             _adstar(dV[l, m], h[l], t6)
             dF[l, m] += t6
-            if wrt_q and on:
+            if wrt_q:
                 _rate(S[m], I[l], dIc[l, m], t6)
                 _mv(dIc[l, m], V[l], t6)
                 dhc[l, m] += t6
