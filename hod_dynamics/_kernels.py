@@ -116,15 +116,22 @@ def _ad_apply_add(AR, AP, i, j, x, xb, xk, out, ob, ok, S):
 
 
 @_njit
-def _ad_apply_const_add(AR, AP, i, j, x, out, ob, ok, S):
-    """out[ob, ok] += Ad_j of body i applied to one twist x (6,) (the same for all lanes)."""
-    x0, x1, x2, x3, x4, x5 = x[0], x[1], x[2], x[3], x[4], x[5]
+def _rot_apply_add(AR, i, j, x, xb, xk, out, ob, ok, S):
+    """out[ob, ok] += R block of Ad_j of body i applied to x[xb, xk] (3, S): the linear part
+    of Ad_j (0, x), all that gravity twists (0, -g) have."""
     for r in range(3):
         for s in range(S):
-            R0, R1, R2 = AR[i, j, r, 0, s], AR[i, j, r, 1, s], AR[i, j, r, 2, s]
-            out[ob, ok, r, s] += R0 * x0 + R1 * x1 + R2 * x2
-            out[ob, ok, r + 3, s] += (AP[i, j, r, 0, s] * x0 + AP[i, j, r, 1, s] * x1
-                                      + AP[i, j, r, 2, s] * x2 + R0 * x3 + R1 * x4 + R2 * x5)
+            out[ob, ok, r, s] += (AR[i, j, r, 0, s] * x[xb, xk, 0, s] + AR[i, j, r, 1, s]
+                                  * x[xb, xk, 1, s] + AR[i, j, r, 2, s] * x[xb, xk, 2, s])
+
+
+@_njit
+def _rot_apply_const_add(AR, i, j, x, out, ob, ok, S):
+    """out[ob, ok] += R block of Ad_j of body i applied to one vector x (3,)."""
+    x0, x1, x2 = x[0], x[1], x[2]
+    for r in range(3):
+        for s in range(S):
+            out[ob, ok, r, s] += AR[i, j, r, 0, s] * x0 + AR[i, j, r, 1, s] * x1 + AR[i, j, r, 2, s] * x2
 
 
 @_njit
@@ -142,7 +149,8 @@ def _adT_apply_add(AR, AP, i, j, W, xk, p, ok, S):
 
 @_njit
 def _body_wrench(M, i, V, G, h, W, K, S):
-    """W_i,k = M (dV_k + G_k) + sum_j -ad(V_j)^T h_{k-j} with h_k = M V_k, k < K."""
+    """W_i,k = M (dV_k + G_k) + sum_j -ad(V_j)^T h_{k-j} with h_k = M V_k, k < K; G (n, K, 3, L)
+    holds the linear part of the gravity twist (its angular part is zero)."""
     for k in range(K):
         for r in range(6):
             for s in range(S):
@@ -154,8 +162,10 @@ def _body_wrench(M, i, V, G, h, W, K, S):
         for r in range(6):
             for s in range(S):
                 t = 0.0
-                for col in range(6):
-                    t += M[i, r, col] * (c * V[i, k + 1, col, s] + G[i, k, col, s])
+                for col in range(3):
+                    t += M[i, r, col] * (c * V[i, k + 1, col, s])
+                for col in range(3, 6):
+                    t += M[i, r, col] * (c * V[i, k + 1, col, s] + G[i, k, col - 3, s])
                 W[i, k, r, s] = t
         for j in range(k + 1):
             m = k - j
@@ -193,7 +203,7 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     AR = np.empty((n, K + 1, 3, 3, L))
     AP = np.empty((n, K + 1, 3, 3, L))
     V = np.empty((n, K + 1, 6, L))
-    G = np.zeros((n, K, 6, L))  # roots add Ad_k g0, children Cauchy sums: start from 0
+    G = np.empty((n, K, 3, L))  # gravity (0, -g) in body frames: Ad keeps the angular part 0
     W = np.empty((n, K, 6, L))
     h = np.empty((K, 6, L))
     wc = np.empty((K + 1, L))
@@ -232,12 +242,12 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
                     G[i, k, :, :S] = 0.0
                 if p < 0:
                     if k < K:
-                        _ad_apply_const_add(AR, AP, i, k, g0, G, i, k, S)
+                        _rot_apply_const_add(AR, i, k, g0[3:], G, i, k, S)
                     continue
                 for j in range(k + 1):
                     _ad_apply_add(AR, AP, i, j, V, p, k - j, V, i, k, S)
                     if k < K:
-                        _ad_apply_add(AR, AP, i, j, G, p, k - j, G, i, k, S)
+                        _rot_apply_add(AR, i, j, G, p, k - j, G, i, k, S)
             _body_wrench(inertias, i, V, G, h, W, K, S)
             if has_w:
                 for k in range(K):
