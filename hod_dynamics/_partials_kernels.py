@@ -167,174 +167,228 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
             F[par] += F[l]
 
 
+# -- row helpers: vectors are rows of (rows, 6) arrays, matrices rows of (rows, 6, 6) arrays,
+# addressed by index rather than sliced (a slice is a reference-counted view, which costs more
+# than the arithmetic); mode 0 stores, 1 adds, -1 subtracts
+@_njit
+def _put(O, io, mode, r0, r1, r2, r3, r4, r5):
+    if mode == 0:
+        O[io, 0], O[io, 1], O[io, 2], O[io, 3], O[io, 4], O[io, 5] = r0, r1, r2, r3, r4, r5
+    else:
+        O[io, 0] += mode * r0
+        O[io, 1] += mode * r1
+        O[io, 2] += mode * r2
+        O[io, 3] += mode * r3
+        O[io, 4] += mode * r4
+        O[io, 5] += mode * r5
+
+
+@_njit
+def _ad_r(A, ia, B, ib, O, io, mode):
+    """O[io] (op)= ad(A[ia]) B[ib]."""
+    a0, a1, a2, a3, a4, a5 = A[ia, 0], A[ia, 1], A[ia, 2], A[ia, 3], A[ia, 4], A[ia, 5]
+    b0, b1, b2, b3, b4, b5 = B[ib, 0], B[ib, 1], B[ib, 2], B[ib, 3], B[ib, 4], B[ib, 5]
+    _put(O, io, mode, a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0,
+         a1 * b5 - a2 * b4 + a4 * b2 - a5 * b1, a2 * b3 - a0 * b5 + a5 * b0 - a3 * b2,
+         a0 * b4 - a1 * b3 + a3 * b1 - a4 * b0)
+
+
+@_njit
+def _adstar_r(A, ia, F, ib, O, io, mode):
+    """O[io] (op)= ad*(A[ia]) F[ib]."""
+    a0, a1, a2, a3, a4, a5 = A[ia, 0], A[ia, 1], A[ia, 2], A[ia, 3], A[ia, 4], A[ia, 5]
+    f0, f1, f2, f3, f4, f5 = F[ib, 0], F[ib, 1], F[ib, 2], F[ib, 3], F[ib, 4], F[ib, 5]
+    _put(O, io, mode, a1 * f2 - a2 * f1 + a4 * f5 - a5 * f4, a2 * f0 - a0 * f2 + a5 * f3 - a3 * f5,
+         a0 * f1 - a1 * f0 + a3 * f4 - a4 * f3, a1 * f5 - a2 * f4, a2 * f3 - a0 * f5,
+         a0 * f4 - a1 * f3)
+
+
+@_njit
+def _mv_r(M, im, X, ix, O, io, mode):
+    """O[io] (op)= M[im] @ X[ix]."""
+    x0, x1, x2, x3, x4, x5 = X[ix, 0], X[ix, 1], X[ix, 2], X[ix, 3], X[ix, 4], X[ix, 5]
+    r = np.empty(6)
+    for k in range(6):
+        r[k] = (M[im, k, 0] * x0 + M[im, k, 1] * x1 + M[im, k, 2] * x2 + M[im, k, 3] * x3
+                + M[im, k, 4] * x4 + M[im, k, 5] * x5)
+    _put(O, io, mode, r[0], r[1], r[2], r[3], r[4], r[5])
+
+
+@_njit
+def _sym_adstar(A, ia, D, idd, O, io, mode, N):
+    """O[io] (op)= N + N^T with N = ad*(A[ia]) D[idd] (6x6); N (6, 6) scratch.
+
+    With D = I this is the inertia rate ad*(a) I - I ad(a) (I symmetric)."""
+    a0, a1, a2, a3, a4, a5 = A[ia, 0], A[ia, 1], A[ia, 2], A[ia, 3], A[ia, 4], A[ia, 5]
+    for c in range(6):
+        f0, f1, f2 = D[idd, 0, c], D[idd, 1, c], D[idd, 2, c]
+        f3, f4, f5 = D[idd, 3, c], D[idd, 4, c], D[idd, 5, c]
+        N[0, c] = a1 * f2 - a2 * f1 + a4 * f5 - a5 * f4
+        N[1, c] = a2 * f0 - a0 * f2 + a5 * f3 - a3 * f5
+        N[2, c] = a0 * f1 - a1 * f0 + a3 * f4 - a4 * f3
+        N[3, c] = a1 * f5 - a2 * f4
+        N[4, c] = a2 * f3 - a0 * f5
+        N[5, c] = a0 * f4 - a1 * f3
+    for r in range(6):
+        for c in range(6):
+            if mode == 0:
+                O[io, r, c] = N[r, c] + N[c, r]
+            else:
+                O[io, r, c] += N[r, c] + N[c, r]
+
+
+@_njit
+def _lin(O, io, A, ia, a, B, ib, b):
+    """O[io] = a A[ia] + b B[ib]."""
+    for r in range(6):
+        O[io, r] = a * A[ia, r] + b * B[ib, r]
+
+
 @_njit
 def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
-             dS, dSd, dalpha, dIc, dBc, dhc, dF, dV, dA, t6, t66):
-    """Tangents (n bodies, n directions m) along dq = e_m (wrt_q) or dqd = e_m (see
-    partials._tangent). ``anc[l, m]``: m is l or an ancestor of l. Composites are summed."""
+             dS, dSd, dalpha, dIc, dBc, dhc, dF, dV, dA, Z, N):
+    """Tangents along dq = e_m (wrt_q) or dqd = e_m for every body l and direction m, rows
+    l * n + m (see partials._tangent); ``anc[l, m]``: m is l or an ancestor of l; Z (1, 6)
+    zeros, N (6, 6) scratch. The composites dIc, dBc, dhc, dF are summed over subtrees."""
     n = S.shape[0]
-    zero = np.zeros(6)
     for m in range(n):
         for l in range(n):
             par = parents[l]
-            on = anc[l, m]
-            if not on:
+            row = l * n + m
+            if not anc[l, m]:
                 # m is not on the path of l: nothing of body l depends on q_m or qd_m
-                dS[l, m] = 0.0
-                dSd[l, m] = 0.0
-                dalpha[l, m] = 0.0
-                dV[l, m] = 0.0
-                dA[l, m] = 0.0
-                dhc[l, m] = 0.0
-                dF[l, m] = 0.0
-                dIc[l, m] = 0.0
-                dBc[l, m] = 0.0
+                for r in range(6):
+                    dS[row, r] = dSd[row, r] = dalpha[row, r] = dV[row, r] = dA[row, r] = 0.0
+                    dhc[row, r] = dF[row, r] = 0.0
+                    for c in range(6):
+                        dIc[row, r, c] = dBc[row, r, c] = 0.0
                 continue
-            dVp = dV[par, m] if par >= 0 else zero
-            dAp = dA[par, m] if par >= 0 else zero
-            if wrt_q:
-                _ad(S[m], S[l], dS[l, m])  # U_l = S_m moves body l
-                for r in range(6):
-                    dV[l, m, r] = dVp[r] + dS[l, m, r] * qd[l]
+            if par >= 0:
+                PV, PA, pr = dV, dA, par * n + m
             else:
-                dS[l, m] = 0.0
-                for r in range(6):
-                    dV[l, m, r] = dVp[r] + (S[l, r] if m == l else 0.0)
-            # dSd = -ad(S) dVp + ad(Vp) dS
-            _ad(dVp, S[l], dSd[l, m])
-            _ad(Vp[l], dS[l, m], t6)
-            dSd[l, m] += t6
-            for r in range(6):
-                dA[l, m, r] = (dAp[r] + dS[l, m, r] * qdd[l] + dSd[l, m, r] * qd[l]
-                               + (Sd[l, r] if (not wrt_q and m == l) else 0.0))
-            # dalpha = -ad(S) dAp + ad(Ap) dS - ad(Sd) dVp + ad(Vp) dSd
-            _ad(dAp, S[l], dalpha[l, m])
-            _ad(Ap[l], dS[l, m], t6)
-            dalpha[l, m] += t6
-            _ad(dVp, Sd[l], t6)
-            dalpha[l, m] += t6
-            _ad(Vp[l], dSd[l, m], t6)
-            dalpha[l, m] += t6
-            # dI = rate(U, I) when m <= l (wrt q); dh = I dV + dI V
-            _mv(I[l], dV[l, m], dhc[l, m])
-            _rate(dV[l, m], I[l], dBc[l, m], t6)
-            _mv(I[l], dA[l, m], dF[l, m])
-            _adstar(dV[l, m], h[l], t6)
-            dF[l, m] += t6
+                PV, PA, pr = Z, Z, 0
             if wrt_q:
-                _rate(S[m], I[l], dIc[l, m], t6)
-                _mv(dIc[l, m], V[l], t6)
-                dhc[l, m] += t6
-                _mv(dIc[l, m], A[l], t6)
-                dF[l, m] += t6
-                # dId += N + N^T with N = ad*(V) dI
-                for c in range(6):
-                    _adstar(V[l], dIc[l, m, :, c], t6)
-                    for r in range(6):
-                        t66[r, c] = t6[r]
+                _ad_r(S, m, S, l, dS, row, 0)  # U_l = S_m moves body l
+            else:
+                for r in range(6):
+                    dS[row, r] = 0.0
+            on_l = 1.0 if (m == l and not wrt_q) else 0.0
+            for r in range(6):
+                dV[row, r] = PV[pr, r] + dS[row, r] * qd[l] + on_l * S[l, r]
+            # dSd = -ad(S) dVp + ad(Vp) dS
+            _ad_r(PV, pr, S, l, dSd, row, 0)
+            _ad_r(Vp, l, dS, row, dSd, row, 1)
+            for r in range(6):
+                dA[row, r] = (PA[pr, r] + dS[row, r] * qdd[l] + dSd[row, r] * qd[l]
+                              + on_l * Sd[l, r])
+            # dalpha = -ad(S) dAp + ad(Ap) dS - ad(Sd) dVp + ad(Vp) dSd
+            _ad_r(PA, pr, S, l, dalpha, row, 0)
+            _ad_r(Ap, l, dS, row, dalpha, row, 1)
+            _ad_r(PV, pr, Sd, l, dalpha, row, 1)
+            _ad_r(Vp, l, dSd, row, dalpha, row, 1)
+            # dh = I dV + dI V, dId = rate(dV, I) + (N + N^T, N = ad*(V) dI),
+            # df = I dA + dI A + ad*(dV) h + ad*(V) dh, with dI = rate(S_m, I) (wrt q)
+            _mv_r(I, l, dV, row, dhc, row, 0)
+            _sym_adstar(dV, row, I, l, dBc, row, 0, N)
+            _mv_r(I, l, dA, row, dF, row, 0)
+            _adstar_r(dV, row, h, l, dF, row, 1)
+            if wrt_q:
+                _sym_adstar(S, m, I, l, dIc, row, 0, N)
+                _mv_r(dIc, row, V, l, dhc, row, 1)
+                _mv_r(dIc, row, A, l, dF, row, 1)
+                _sym_adstar(V, l, dIc, row, dBc, row, 1, N)
+            else:
                 for r in range(6):
                     for c in range(6):
-                        dBc[l, m, r, c] += t66[r, c] + t66[c, r]
-            else:
-                dIc[l, m] = 0.0
-            _adstar(V[l], dhc[l, m], t6)
-            dF[l, m] += t6
+                        dIc[row, r, c] = 0.0
+            _adstar_r(V, l, dhc, row, dF, row, 1)
     for l in range(n - 1, -1, -1):
         par = parents[l]
         if par >= 0:
-            dIc[par] += dIc[l]
-            dBc[par] += dBc[l]
-            dhc[par] += dhc[l]
-            dF[par] += dF[l]
+            for m in range(n):
+                a, b = par * n + m, l * n + m
+                for r in range(6):
+                    dhc[a, r] += dhc[b, r]
+                    dF[a, r] += dF[b, r]
+                    for c in range(6):
+                        dIc[a, r, c] += dIc[b, r, c]
+                        dBc[a, r, c] += dBc[b, r, c]
 
 
 @_njit
 def _assemble(anc, wrt, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, dhc, dF,
-              out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, t6):
+              out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z):
     """out[i, j, m]: tangent along direction m of d tau_i / d wrt_j (see
-    partials._assemble_tangent); wrt 0: q, 1: qd, 2: qdd."""
+    partials._assemble_tangent); wrt 0: q, 1: qd, 2: qdd; tangent rows j * n + m."""
     n = S.shape[0]
     has_y = wrt != 2
     for j in range(n):
         if wrt == 0:
-            x[j] = alpha[j]
-            y[j] = Sd[j]
-            _adstar(S[j], F[j], z[j])
-        elif wrt == 1:
-            x[j] = 2.0 * Sd[j]
-            y[j] = S[j]
-            z[j] = 0.0
+            _lin(x, j, alpha, j, 1.0, Z, 0, 0.0)
+            _lin(y, j, Sd, j, 1.0, Z, 0, 0.0)
+            _adstar_r(S, j, F, j, z, j, 0)
         else:
-            x[j] = S[j]
-            y[j] = 0.0
-            z[j] = 0.0
+            _lin(x, j, Sd, j, 2.0, S, j, 0.0) if wrt == 1 else _lin(x, j, S, j, 1.0, Z, 0, 0.0)
+            _lin(y, j, S, j, 1.0 if wrt == 1 else 0.0, Z, 0, 0.0)
+            _lin(z, j, Z, 0, 0.0, Z, 0, 0.0)
         for m in range(n):
+            row = j * n + m
             if wrt == 0:
-                dx[j, m] = dalpha[j, m]
-                dy[j, m] = dSd[j, m]
-                _adstar(dS[j, m], F[j], dz[j, m])
-                _adstar(S[j], dF[j, m], t6)
-                dz[j, m] += t6
+                _lin(dx, row, dalpha, row, 1.0, Z, 0, 0.0)
+                _lin(dy, row, dSd, row, 1.0, Z, 0, 0.0)
+                _adstar_r(dS, row, F, j, dz, row, 0)
+                _adstar_r(S, j, dF, row, dz, row, 1)
             elif wrt == 1:
-                dx[j, m] = 2.0 * dSd[j, m]
-                dy[j, m] = dS[j, m]
-                dz[j, m] = 0.0
+                _lin(dx, row, dSd, row, 2.0, Z, 0, 0.0)
+                _lin(dy, row, dS, row, 1.0, Z, 0, 0.0)
+                _lin(dz, row, Z, 0, 0.0, Z, 0, 0.0)
             else:
-                dx[j, m] = dS[j, m]
-                dy[j, m] = 0.0
-                dz[j, m] = 0.0
+                _lin(dx, row, dS, row, 1.0, Z, 0, 0.0)
+                _lin(dy, row, Z, 0, 0.0, Z, 0, 0.0)
+                _lin(dz, row, Z, 0, 0.0, Z, 0, 0.0)
     for i in range(n):
-        _mv(Ic[i], S[i], P[i])
-        _mv(Bc[i], S[i], Q[i])
-        _adstar(S[i], hc[i], t6)
-        Q[i] -= t6
-        _mv(Ic[i], x[i], w[i])
-        _mv(Bc[i], y[i], t6)
-        w[i] += t6
-        _adstar(y[i], hc[i], t6)
-        w[i] += t6
-        w[i] += z[i]
+        _mv_r(Ic, i, S, i, P, i, 0)
+        _mv_r(Bc, i, S, i, Q, i, 0)
+        _adstar_r(S, i, hc, i, Q, i, -1)
+        _mv_r(Ic, i, x, i, w, i, 0)
+        _mv_r(Bc, i, y, i, w, i, 1)
+        _adstar_r(y, i, hc, i, w, i, 1)
+        _lin(w, i, w, i, 1.0, z, i, 1.0)
         for m in range(n):
+            row = i * n + m
             # dP = dIc S + Ic dS; dQ = dBc S + Bc dS - ad*(dS) hc - ad*(S) dhc
-            _mv(dIc[i, m], S[i], dP[i, m])
-            _mv(Ic[i], dS[i, m], t6)
-            dP[i, m] += t6
-            _mv(dBc[i, m], S[i], dQ[i, m])
-            _mv(Bc[i], dS[i, m], t6)
-            dQ[i, m] += t6
-            _adstar(dS[i, m], hc[i], t6)
-            dQ[i, m] -= t6
-            _adstar(S[i], dhc[i, m], t6)
-            dQ[i, m] -= t6
+            _mv_r(dIc, row, S, i, dP, row, 0)
+            _mv_r(Ic, i, dS, row, dP, row, 1)
+            _mv_r(dBc, row, S, i, dQ, row, 0)
+            _mv_r(Bc, i, dS, row, dQ, row, 1)
+            _adstar_r(dS, row, hc, i, dQ, row, -1)
+            _adstar_r(S, i, dhc, row, dQ, row, -1)
             # dw = dIc x + Ic dx + dBc y + Bc dy + ad*(dy) hc + ad*(y) dhc + dz
-            _mv(dIc[i, m], x[i], dw[i, m])
-            _mv(Ic[i], dx[i, m], t6)
-            dw[i, m] += t6
+            _mv_r(dIc, row, x, i, dw, row, 0)
+            _mv_r(Ic, i, dx, row, dw, row, 1)
             if has_y:
-                _mv(dBc[i, m], y[i], t6)
-                dw[i, m] += t6
-                _mv(Bc[i], dy[i, m], t6)
-                dw[i, m] += t6
-                _adstar(dy[i, m], hc[i], t6)
-                dw[i, m] += t6
-                _adstar(y[i], dhc[i, m], t6)
-                dw[i, m] += t6
-            dw[i, m] += dz[i, m]
+                _mv_r(dBc, row, y, i, dw, row, 1)
+                _mv_r(Bc, i, dy, row, dw, row, 1)
+                _adstar_r(dy, row, hc, i, dw, row, 1)
+                _adstar_r(y, i, dhc, row, dw, row, 1)
+            _lin(dw, row, dw, row, 1.0, dz, row, 1.0)
     for i in range(n):
         for j in range(n):
             if anc[i, j]:  # j is i or an ancestor of i
                 for m in range(n):
+                    a, b = i * n + m, j * n + m
                     v = 0.0
                     for r in range(6):
-                        v += dP[i, m, r] * x[j, r] + P[i, r] * dx[j, m, r]
+                        v += dP[a, r] * x[j, r] + P[i, r] * dx[b, r]
                         if has_y:
-                            v += dQ[i, m, r] * y[j, r] + Q[i, r] * dy[j, m, r]
+                            v += dQ[a, r] * y[j, r] + Q[i, r] * dy[b, r]
                     out[i, j, m] = v
             elif anc[j, i]:  # j strictly below i
                 for m in range(n):
+                    a, b = i * n + m, j * n + m
                     v = 0.0
                     for r in range(6):
-                        v += dS[i, m, r] * w[j, r] + S[i, r] * dw[j, m, r]
+                        v += dS[a, r] * w[j, r] + S[i, r] * dw[b, r]
                     out[i, j, m] = v
             else:
                 for m in range(n):
@@ -349,30 +403,33 @@ def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
     S, V, Vp, Sd, A, Ap = _e2(n), _e2(n), _e2(n), _e2(n), _e2(n), _e2(n)
     h, alpha, hc, F = _e2(n), _e2(n), _e2(n), _e2(n)
     I, Ic, Bc = np.empty((n, 6, 6)), np.empty((n, 6, 6)), np.empty((n, 6, 6))
-    # tangents along q (suffix q) and qd (suffix v): per (body, direction)
-    dSq, dSdq, dalq, dhcq, dFq, dVq, dAq = _e3(n), _e3(n), _e3(n), _e3(n), _e3(n), _e3(n), _e3(n)
-    dSv, dSdv, dalv, dhcv, dFv, dVv, dAv = _e3(n), _e3(n), _e3(n), _e3(n), _e3(n), _e3(n), _e3(n)
-    dIcq, dBcq = np.empty((n, n, 6, 6)), np.empty((n, n, 6, 6))
-    dIcv, dBcv = np.empty((n, n, 6, 6)), np.empty((n, n, 6, 6))
+    # tangents along q (suffix q) and qd (suffix v): rows l * n + m (body, direction)
+    dSq, dSdq, dalq, dhcq, dFq, dVq, dAq = _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n), \
+        _e2(n * n), _e2(n * n), _e2(n * n)
+    dSv, dSdv, dalv, dhcv, dFv, dVv, dAv = _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n), \
+        _e2(n * n), _e2(n * n), _e2(n * n)
+    dIcq, dBcq = np.empty((n * n, 6, 6)), np.empty((n * n, 6, 6))
+    dIcv, dBcv = np.empty((n * n, 6, 6)), np.empty((n * n, 6, 6))
     x, y, z, Q, P, w = _e2(n), _e2(n), _e2(n), _e2(n), _e2(n), _e2(n)
-    dx, dy, dz, dP, dQ, dw = _e3(n), _e3(n), _e3(n), _e3(n), _e3(n), _e3(n)
+    dx, dy, dz, dP, dQ, dw = _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n)
     t6 = np.empty(6)
-    t66 = np.empty((6, 6))
+    N = np.empty((6, 6))
+    Z = np.zeros((1, 6))
     for b in range(B):
         _state(parents, screws, refs, inertias, g0, q[b], qd[b], qdd[b], S, I, V, Vp, Sd, A,
                Ap, h, alpha, Ic, Bc, hc, F, t6)
         _tangent(parents, anc, True, qd[b], qdd[b], S, I, V, Vp, Sd, A, Ap, h,
-                 dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq, dVq, dAq, t6, t66)
+                 dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq, dVq, dAq, Z, N)
         _tangent(parents, anc, False, qd[b], qdd[b], S, I, V, Vp, Sd, A, Ap, h,
-                 dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv, dVv, dAv, t6, t66)
+                 dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv, dVv, dAv, Z, N)
         _assemble(anc, 0, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq,
-                  out[0, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, t6)
+                  out[0, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z)
         _assemble(anc, 1, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv,
-                  out[1, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, t6)
+                  out[1, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z)
         _assemble(anc, 0, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv,
-                  out[2, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, t6)
+                  out[2, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z)
         _assemble(anc, 2, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq,
-                  out[3, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, t6)
+                  out[3, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z)
 
 
 @_njit
