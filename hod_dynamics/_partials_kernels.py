@@ -207,11 +207,15 @@ def _adstar_r(A, ia, F, ib, O, io, mode):
 def _mv_r(M, im, X, ix, O, io, mode):
     """O[io] (op)= M[im] @ X[ix]."""
     x0, x1, x2, x3, x4, x5 = X[ix, 0], X[ix, 1], X[ix, 2], X[ix, 3], X[ix, 4], X[ix, 5]
-    r = np.empty(6)
-    for k in range(6):
-        r[k] = (M[im, k, 0] * x0 + M[im, k, 1] * x1 + M[im, k, 2] * x2 + M[im, k, 3] * x3
-                + M[im, k, 4] * x4 + M[im, k, 5] * x5)
-    _put(O, io, mode, r[0], r[1], r[2], r[3], r[4], r[5])
+    _put(O, io, mode, _row(M, im, 0, x0, x1, x2, x3, x4, x5), _row(M, im, 1, x0, x1, x2, x3, x4, x5),
+         _row(M, im, 2, x0, x1, x2, x3, x4, x5), _row(M, im, 3, x0, x1, x2, x3, x4, x5),
+         _row(M, im, 4, x0, x1, x2, x3, x4, x5), _row(M, im, 5, x0, x1, x2, x3, x4, x5))
+
+
+@_njit
+def _row(M, im, k, x0, x1, x2, x3, x4, x5):
+    return (M[im, k, 0] * x0 + M[im, k, 1] * x1 + M[im, k, 2] * x2 + M[im, k, 3] * x3
+            + M[im, k, 4] * x4 + M[im, k, 5] * x5)
 
 
 @_njit
