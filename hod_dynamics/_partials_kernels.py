@@ -320,10 +320,31 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
 
 
 @_njit
+def _pq(S, Ic, Bc, hc, dS, dIc, dBc, dhc, P, Q, dP, dQ):
+    """P = Ic S, Q = Bc S - ad*(S) hc and their tangents (rows i * n + m)
+    dP = dIc S + Ic dS, dQ = dBc S + Bc dS - ad*(dS) hc - ad*(S) dhc: shared by the assemblies
+    that use the same tangent."""
+    n = S.shape[0]
+    for i in range(n):
+        _mv_r(Ic, i, S, i, P, i, 0)
+        _mv_r(Bc, i, S, i, Q, i, 0)
+        _adstar_r(S, i, hc, i, Q, i, -1)
+        for m in range(n):
+            row = i * n + m
+            _mv_r(dIc, row, S, i, dP, row, 0)
+            _mv_r(Ic, i, dS, row, dP, row, 1)
+            _mv_r(dBc, row, S, i, dQ, row, 0)
+            _mv_r(Bc, i, dS, row, dQ, row, 1)
+            _adstar_r(dS, row, hc, i, dQ, row, -1)
+            _adstar_r(S, i, dhc, row, dQ, row, -1)
+
+
+@_njit
 def _assemble(anc, wrt, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, dhc, dF,
               out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z):
     """out[i, j, m]: tangent along direction m of d tau_i / d wrt_j (see
-    partials._assemble_tangent); wrt 0: q, 1: qd, 2: qdd; tangent rows j * n + m."""
+    partials._assemble_tangent); wrt 0: q, 1: qd, 2: qdd; tangent rows j * n + m; P, Q, dP,
+    dQ from :func:`_pq` of the same tangent."""
     n = S.shape[0]
     has_y = wrt != 2
     for j in range(n):
@@ -351,22 +372,12 @@ def _assemble(anc, wrt, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, 
                 _lin(dy, row, Z, 0, 0.0, Z, 0, 0.0)
                 _lin(dz, row, Z, 0, 0.0, Z, 0, 0.0)
     for i in range(n):
-        _mv_r(Ic, i, S, i, P, i, 0)
-        _mv_r(Bc, i, S, i, Q, i, 0)
-        _adstar_r(S, i, hc, i, Q, i, -1)
         _mv_r(Ic, i, x, i, w, i, 0)
         _mv_r(Bc, i, y, i, w, i, 1)
         _adstar_r(y, i, hc, i, w, i, 1)
         _lin(w, i, w, i, 1.0, z, i, 1.0)
         for m in range(n):
             row = i * n + m
-            # dP = dIc S + Ic dS; dQ = dBc S + Bc dS - ad*(dS) hc - ad*(S) dhc
-            _mv_r(dIc, row, S, i, dP, row, 0)
-            _mv_r(Ic, i, dS, row, dP, row, 1)
-            _mv_r(dBc, row, S, i, dQ, row, 0)
-            _mv_r(Bc, i, dS, row, dQ, row, 1)
-            _adstar_r(dS, row, hc, i, dQ, row, -1)
-            _adstar_r(S, i, dhc, row, dQ, row, -1)
             # dw = dIc x + Ic dx + dBc y + Bc dy + ad*(dy) hc + ad*(y) dhc + dz
             _mv_r(dIc, row, x, i, dw, row, 0)
             _mv_r(Ic, i, dx, row, dw, row, 1)
@@ -414,8 +425,10 @@ def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
         _e2(n * n), _e2(n * n), _e2(n * n)
     dIcq, dBcq = np.empty((n * n, 6, 6)), np.empty((n * n, 6, 6))
     dIcv, dBcv = np.empty((n * n, 6, 6)), np.empty((n * n, 6, 6))
-    x, y, z, Q, P, w = _e2(n), _e2(n), _e2(n), _e2(n), _e2(n), _e2(n)
-    dx, dy, dz, dP, dQ, dw = _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n)
+    x, y, z, w = _e2(n), _e2(n), _e2(n), _e2(n)
+    dx, dy, dz, dw = _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n)
+    Pq, Qq, Pv, Qv = _e2(n), _e2(n), _e2(n), _e2(n)
+    dPq, dQq, dPv, dQv = _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n)
     t6 = np.empty(6)
     N = np.empty((6, 6))
     Z = np.zeros((1, 6))
@@ -426,14 +439,16 @@ def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
                  dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq, dVq, dAq, Z, N)
         _tangent(parents, anc, False, qd[b], qdd[b], S, I, V, Vp, Sd, A, Ap, h,
                  dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv, dVv, dAv, Z, N)
+        _pq(S, Ic, Bc, hc, dSq, dIcq, dBcq, dhcq, Pq, Qq, dPq, dQq)
+        _pq(S, Ic, Bc, hc, dSv, dIcv, dBcv, dhcv, Pv, Qv, dPv, dQv)
         _assemble(anc, 0, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq,
-                  out[0, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z)
+                  out[0, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
         _assemble(anc, 1, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv,
-                  out[1, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z)
+                  out[1, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
         _assemble(anc, 0, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv,
-                  out[2, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z)
+                  out[2, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
         _assemble(anc, 2, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq,
-                  out[3, b], x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z)
+                  out[3, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
 
 
 @_njit
