@@ -5,7 +5,7 @@ Times in one run, on the Panda (example-robot-data, fingers locked), TALOS (redu
 
 - ``hd.time_derivatives`` order 2 and 4, one sample and a batch of 10,000 (us per sample),
   on the default backend (numba when installed) and, for order 2, on the numpy backend;
-- ``hd.id_partials`` and ``hd.id_second_partials`` (one sample);
+- ``hd.id_partials`` and ``hd.id_second_partials`` (one sample; the latter on both backends);
 - Pinocchio: ``rnea``; ``computeRNEADerivatives``; the exact first derivative
   ``tau_d = T_q qd + T_v qdd + M q3``; and the route to (tau, tau_d, tau_dd) a Python user has
   (``rnea`` + ``tau_dd`` by a 7-point central difference of that exact ``tau_d``, 7 calls of
@@ -143,6 +143,9 @@ def bench_robot(name, model, pr, quick):
         "rnea_derivatives")
     add("hd.id_second_partials", 1,
         median_time(lambda: hd.id_second_partials(model, q, qd, qdd), BUDGET), "rnea_derivatives")
+    add("hd.id_second_partials, numpy backend", 1, median_time(
+        lambda: hd.id_second_partials(model, q, qd, qdd, backend="numpy"), BUDGET),
+        "rnea_derivatives")
     rows.append(f"| {name} (n={n}) | (error of the Pinocchio FD tau_dd, relative to max) | | "
                 f"{fd_err:.1e} | |")
     return rows
@@ -195,8 +198,8 @@ def million(model):
     dt = time.perf_counter() - t0
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    print(f"\n1,000,000 samples, Panda order 2: {dt:.2f} s ({dt:.2e} s / 1e6 = {us(dt / 1e6)} us per "
-          f"sample); peak traced memory {peak / 2**20:.0f} MB, of which the result is "
+    print(f"\n1,000,000 samples, Panda order 2: {dt:.2f} s ({us(dt / 1e6)} us per sample); peak "
+          f"traced memory {peak / 2**20:.0f} MB, of which the result is "
           f"{out.nbytes / 2**20:.0f} MB (input {jet.nbytes / 2**20:.0f} MB, not counted)")
 
 
@@ -207,7 +210,9 @@ import hod_dynamics as hd
 model = hd.load_robot("iiwa14")
 t1 = time.perf_counter()
 hd.time_derivatives(model, np.zeros((5, 7)), 2, backend="numba")
-print(t1 - t0, time.perf_counter() - t1)
+t2 = time.perf_counter()
+hd.id_second_partials(model, *np.zeros((3, 7)), backend="numba")
+print(t1 - t0, t2 - t1, time.perf_counter() - t2)
 """
 
 
@@ -220,8 +225,9 @@ def compile_time():
         for label in ("cold (empty cache)", "warm (cached)"):
             out = subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env, check=True,
                                  capture_output=True, text=True).stdout.split()
-            print(f"numba first call, {label}: import {float(out[0]):.2f} s, first call "
-                  f"{float(out[1]):.2f} s", flush=True)
+            print(f"numba, {label}: import {float(out[0]):.2f} s, first time_derivatives "
+                  f"{float(out[1]):.2f} s, first id_second_partials {float(out[2]):.2f} s",
+                  flush=True)
 
 
 def main():

@@ -131,7 +131,8 @@ def _rot_apply_const_add(AR, i, j, x, out, ob, ok, S):
     x0, x1, x2 = x[0], x[1], x[2]
     for r in range(3):
         for s in range(S):
-            out[ob, ok, r, s] += AR[i, j, r, 0, s] * x0 + AR[i, j, r, 1, s] * x1 + AR[i, j, r, 2, s] * x2
+            out[ob, ok, r, s] += (AR[i, j, r, 0, s] * x0 + AR[i, j, r, 1, s] * x1
+                                  + AR[i, j, r, 2, s] * x2)
 
 
 @_njit

@@ -94,7 +94,8 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
         # C = refs[l] @ (E, pe); T_l = T_par @ C
         for r in range(3):
             for c in range(3):
-                RC[r, c] = refs[l, r, 0] * E[0, c] + refs[l, r, 1] * E[1, c] + refs[l, r, 2] * E[2, c]
+                RC[r, c] = (refs[l, r, 0] * E[0, c] + refs[l, r, 1] * E[1, c]
+                            + refs[l, r, 2] * E[2, c])
             pC[r] = refs[l, r, 0] * pe0 + refs[l, r, 1] * pe1 + refs[l, r, 2] * pe2 + refs[l, r, 3]
         for r in range(3):
             if par < 0:
@@ -207,7 +208,8 @@ def _adstar_r(A, ia, F, ib, O, io, mode):
 def _mv_r(M, im, X, ix, O, io, mode):
     """O[io] (op)= M[im] @ X[ix]."""
     x0, x1, x2, x3, x4, x5 = X[ix, 0], X[ix, 1], X[ix, 2], X[ix, 3], X[ix, 4], X[ix, 5]
-    _put(O, io, mode, _row(M, im, 0, x0, x1, x2, x3, x4, x5), _row(M, im, 1, x0, x1, x2, x3, x4, x5),
+    _put(O, io, mode,
+         _row(M, im, 0, x0, x1, x2, x3, x4, x5), _row(M, im, 1, x0, x1, x2, x3, x4, x5),
          _row(M, im, 2, x0, x1, x2, x3, x4, x5), _row(M, im, 3, x0, x1, x2, x3, x4, x5),
          _row(M, im, 4, x0, x1, x2, x3, x4, x5), _row(M, im, 5, x0, x1, x2, x3, x4, x5))
 
@@ -459,3 +461,54 @@ def _e2(n):
 @_njit
 def _e3(n):
     return np.empty((n, n, 6))
+
+
+@_njit
+def _assemble_first(anc, wrt, S, Sd, alpha, F, Ic, Bc, hc, P, Q, x, y, w, out):
+    """out[i, j] = d tau_i / d wrt_j (see partials._assemble); wrt 0: q, 1: qd, 2: qdd."""
+    n = S.shape[0]
+    for j in range(n):
+        if wrt == 0:
+            _lin(x, j, alpha, j, 1.0, S, j, 0.0)
+            _lin(y, j, Sd, j, 1.0, S, j, 0.0)
+        elif wrt == 1:
+            _lin(x, j, Sd, j, 2.0, S, j, 0.0)
+            _lin(y, j, S, j, 1.0, S, j, 0.0)
+        else:
+            _lin(x, j, S, j, 1.0, S, j, 0.0)
+            _lin(y, j, S, j, 0.0, S, j, 0.0)
+        _mv_r(Ic, j, x, j, w, j, 0)
+        _mv_r(Bc, j, y, j, w, j, 1)
+        _adstar_r(y, j, hc, j, w, j, 1)
+        if wrt == 0:
+            _adstar_r(S, j, F, j, w, j, 1)
+    for i in range(n):
+        for j in range(n):
+            v = 0.0
+            if anc[i, j]:  # j is i or an ancestor of i
+                for r in range(6):
+                    v += P[i, r] * x[j, r] + Q[i, r] * y[j, r]
+            elif anc[j, i]:  # j strictly below i
+                for r in range(6):
+                    v += S[i, r] * w[j, r]
+            out[i, j] = v
+
+
+@_njit
+def first_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
+    """out (3, B, n, n): d tau / dq, d tau / dqd, M (see partials.id_partials)."""
+    B, n = q.shape
+    S, V, Vp, Sd, A, Ap = _e2(n), _e2(n), _e2(n), _e2(n), _e2(n), _e2(n)
+    h, alpha, hc, F = _e2(n), _e2(n), _e2(n), _e2(n)
+    I, Ic, Bc = np.empty((n, 6, 6)), np.empty((n, 6, 6)), np.empty((n, 6, 6))
+    P, Q, x, y, w = _e2(n), _e2(n), _e2(n), _e2(n), _e2(n)
+    t6 = np.empty(6)
+    for b in range(B):
+        _state(parents, screws, refs, inertias, g0, q[b], qd[b], qdd[b], S, I, V, Vp, Sd, A,
+               Ap, h, alpha, Ic, Bc, hc, F, t6)
+        for i in range(n):
+            _mv_r(Ic, i, S, i, P, i, 0)
+            _mv_r(Bc, i, S, i, Q, i, 0)
+            _adstar_r(S, i, hc, i, Q, i, -1)
+        for k in range(3):
+            _assemble_first(anc, k, S, Sd, alpha, F, Ic, Bc, hc, P, Q, x, y, w, out[k, b])

@@ -297,17 +297,25 @@ def _flat(model, **arrays):
     return batch, [a.reshape(-1, model.n_dof) for a in arrays.values()]
 
 
-def id_partials(model, q, qd, qdd):
+def id_partials(model, q, qd, qdd, *, backend=None):
     """First-order partial derivatives of inverse dynamics tau(q, qd, qdd).
 
     ``q, qd, qdd`` (..., n) in the model's joint order (rad, rad/s, rad/s^2; m for prismatic),
     broadcast together. Returns ``(dtau_dq, dtau_dqd, M)``, each (..., n, n) with
     ``[..., i, j] = d tau_i / d x_j`` (``M = d tau / d qdd`` is the mass matrix). Same numbers
     as Pinocchio's ``computeRNEADerivatives``. Raises InputError naming a bad argument.
+    ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
     """
     batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
-    st = _state(model, q, qd, qdd)
     n = model.n_dof
+    if resolve_backend(backend) == "numba":
+        from ._partials_kernels import first_partials
+
+        out = np.empty((3, q.shape[0], n, n))
+        first_partials(*_kernel_model(model), np.ascontiguousarray(q), np.ascontiguousarray(qd),
+                       np.ascontiguousarray(qdd), out)
+        return tuple(t.reshape(batch + (n, n)) for t in out)
+    st = _state(model, q, qd, qdd)
     return tuple(_assemble(st, wrt).reshape(batch + (n, n)) for wrt in ("q", "qd", "qdd"))
 
 

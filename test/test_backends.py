@@ -89,8 +89,8 @@ def test_blocks_give_the_same_result(panda, rng, monkeypatch, backend):
     # and each sample alone (no blocks at all)
     W = np.broadcast_to(wrenches["panda_hand"], batch + (3, 6))
     for s in [(0, 0), (4, 8), (2, 5)]:
-        one = hd.time_derivatives(panda, jets[s], 2, backend=backend,
-                                  wrenches={"panda_hand": W[s], "panda_link3": wrenches["panda_link3"]})
+        one = hd.time_derivatives(panda, jets[s], 2, backend=backend, wrenches={
+            "panda_hand": W[s], "panda_link3": wrenches["panda_link3"]})
         assert rel_err(one, whole[s]) < 1e-13
 
 
@@ -114,3 +114,30 @@ def test_blocks_bound_the_working_memory(panda, rng, monkeypatch):
 def test_empty_batch(panda):
     out = hd.time_derivatives(panda, np.zeros((0, 5, 7)), 2)
     assert out.shape == (0, 3, 7)
+
+
+# -- partial derivatives -------------------------------------------------------------------------
+@needs_numba
+@pytest.mark.parametrize("seed", [1, 3])
+def test_partials_numba_equals_numpy_on_trees(seed, rng):
+    """Branching trees with prismatic joints, a batch of states: the first-order partials and
+    all four second-order tensors."""
+    model = hd.RobotModel.from_urdf(random_urdf(11, seed))
+    assert model.is_prismatic.any()
+    n = model.n_dof
+    q, qd, qdd = rng.uniform(-1.5, 1.5, (3, 2, 3, n))
+    for f, shape in ((hd.id_partials, (n, n)), (hd.id_second_partials, (n, n, n))):
+        fast = f(model, q, qd, qdd, backend="numba")
+        ref = f(model, q, qd, qdd, backend="numpy")
+        for a, b in zip(fast, ref):
+            assert a.shape == b.shape == (2, 3) + shape
+            assert rel_err(a, b) < 1e-13, (f.__name__, rel_err(a, b))
+
+
+@needs_numba
+def test_partials_numba_single_sample_panda(panda, rng):
+    q, qd, qdd = rng.uniform(-1, 1, (3, 7))
+    for f, shape in ((hd.id_partials, (7, 7)), (hd.id_second_partials, (7, 7, 7))):
+        fast = f(panda, q, qd, qdd, backend="numba")
+        ref = f(panda, q, qd, qdd, backend="numpy")
+        assert all(a.shape == shape and rel_err(a, b) < 1e-13 for a, b in zip(fast, ref))
