@@ -62,49 +62,47 @@ def _ad_screw(X, SR, SP, scale, AR, AP, i, k, S):
 
 
 @_njit
-def _joint_adjoint(X, R0, P0, i, theta, E, AR, AP, S):
-    """Ad_0 of body i: blocks of ``Ad(exp(X theta)) Ad(B^-1)``, ``Ad(B^-1) = [[R0, 0], [P0, R0]]``.
-
-    ``exp(X theta) = (E, p)``, ``E = I + s w~ + (1 - c) w~^2``, ``p = (theta I + (1 - c) w~
-    + (theta - s) w~^2) v`` (also the translation of a prismatic joint, w = 0); ``theta`` (S,),
-    ``E`` (3, 3, S) scratch.
-    """
+def screw_exp(X, i, theta, E):
+    """``exp(X_i theta) = (E, p)`` for the unit screw ``X_i = (w, v)`` (row i of X): writes
+    ``E = I + s w~ + (1 - c) w~^2`` into E (3, 3) and returns ``p = (theta I + (1 - c) w~
+    + (theta - s) w~^2) v`` as 3 floats (also a prismatic joint's translation, w = 0)."""
     w0, w1, w2 = X[i, 0], X[i, 1], X[i, 2]
     v0, v1, v2 = X[i, 3], X[i, 4], X[i, 5]
     ww = w0 * w0 + w1 * w1 + w2 * w2
     wv = w0 * v0 + w1 * v1 + w2 * v2
+    sn, cs = math.sin(theta), math.cos(theta)
+    a, d = 1.0 - cs, theta - sn
+    E[0, 0] = 1.0 + a * (w0 * w0 - ww)
+    E[1, 1] = 1.0 + a * (w1 * w1 - ww)
+    E[2, 2] = 1.0 + a * (w2 * w2 - ww)
+    E[0, 1] = -sn * w2 + a * w0 * w1
+    E[1, 0] = sn * w2 + a * w0 * w1
+    E[0, 2] = sn * w1 + a * w0 * w2
+    E[2, 0] = -sn * w1 + a * w0 * w2
+    E[1, 2] = -sn * w0 + a * w1 * w2
+    E[2, 1] = sn * w0 + a * w1 * w2
     # w~ v = w x v, w~^2 v = w (w . v) - |w|^2 v
-    c0, c1, c2 = w1 * v2 - w2 * v1, w2 * v0 - w0 * v2, w0 * v1 - w1 * v0
-    d0, d1, d2 = w0 * wv - ww * v0, w1 * wv - ww * v1, w2 * wv - ww * v2
+    return (theta * v0 + a * (w1 * v2 - w2 * v1) + d * (w0 * wv - ww * v0),
+            theta * v1 + a * (w2 * v0 - w0 * v2) + d * (w1 * wv - ww * v1),
+            theta * v2 + a * (w0 * v1 - w1 * v0) + d * (w2 * wv - ww * v2))
+
+
+@_njit
+def _joint_adjoint(X, R0, P0, i, theta, E, AR, AP, S):
+    """Ad_0 of body i: blocks of ``Ad(exp(X_i theta)) Ad(B^-1)``, ``Ad(B^-1) = [[R0, 0],
+    [P0, R0]]``, for the angles theta (S,); E (3, 3) scratch."""
     for s in range(S):
-        t = theta[s]
-        sn, cs = math.sin(t), math.cos(t)
-        a, d = 1.0 - cs, t - sn
-        E[0, 0, s] = 1.0 + a * (w0 * w0 - ww)
-        E[1, 1, s] = 1.0 + a * (w1 * w1 - ww)
-        E[2, 2, s] = 1.0 + a * (w2 * w2 - ww)
-        E[0, 1, s] = -sn * w2 + a * w0 * w1
-        E[1, 0, s] = sn * w2 + a * w0 * w1
-        E[0, 2, s] = sn * w1 + a * w0 * w2
-        E[2, 0, s] = -sn * w1 + a * w0 * w2
-        E[1, 2, s] = -sn * w0 + a * w1 * w2
-        E[2, 1, s] = sn * w0 + a * w1 * w2
-        p0 = t * v0 + a * c0 + d * d0
-        p1 = t * v1 + a * c1 + d * d1
-        p2 = t * v2 + a * c2 + d * d2
+        p0, p1, p2 = screw_exp(X, i, theta[s], E)
         for col in range(3):
             q0, q1, q2 = R0[i, 0, col], R0[i, 1, col], R0[i, 2, col]
             u0, u1, u2 = P0[i, 0, col], P0[i, 1, col], P0[i, 2, col]
-            r0 = E[0, 0, s] * q0 + E[0, 1, s] * q1 + E[0, 2, s] * q2
-            r1 = E[1, 0, s] * q0 + E[1, 1, s] * q1 + E[1, 2, s] * q2
-            r2 = E[2, 0, s] * q0 + E[2, 1, s] * q1 + E[2, 2, s] * q2
+            r0 = E[0, 0] * q0 + E[0, 1] * q1 + E[0, 2] * q2
+            r1 = E[1, 0] * q0 + E[1, 1] * q1 + E[1, 2] * q2
+            r2 = E[2, 0] * q0 + E[2, 1] * q1 + E[2, 2] * q2
             AR[i, 0, 0, col, s], AR[i, 0, 1, col, s], AR[i, 0, 2, col, s] = r0, r1, r2
-            AP[i, 0, 0, col, s] = (p1 * r2 - p2 * r1 + E[0, 0, s] * u0 + E[0, 1, s] * u1
-                                   + E[0, 2, s] * u2)
-            AP[i, 0, 1, col, s] = (p2 * r0 - p0 * r2 + E[1, 0, s] * u0 + E[1, 1, s] * u1
-                                   + E[1, 2, s] * u2)
-            AP[i, 0, 2, col, s] = (p0 * r1 - p1 * r0 + E[2, 0, s] * u0 + E[2, 1, s] * u1
-                                   + E[2, 2, s] * u2)
+            AP[i, 0, 0, col, s] = p1 * r2 - p2 * r1 + E[0, 0] * u0 + E[0, 1] * u1 + E[0, 2] * u2
+            AP[i, 0, 1, col, s] = p2 * r0 - p0 * r2 + E[1, 0] * u0 + E[1, 1] * u1 + E[1, 2] * u2
+            AP[i, 0, 2, col, s] = p0 * r1 - p1 * r0 + E[2, 0] * u0 + E[2, 1] * u1 + E[2, 2] * u2
 
 
 @_njit
@@ -216,7 +214,7 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     theta = np.empty(L)
     SR = np.empty((3, 3, L))
     SP = np.empty((3, 3, L))
-    E = np.empty((3, 3, L))
+    E = np.empty((3, 3))
     for b0 in range(0, B, L):
         S = min(L, B - b0)
         for i in range(n):

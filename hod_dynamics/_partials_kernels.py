@@ -1,4 +1,4 @@
-"""Compiled (numba) kernel of the second-order partial derivatives of inverse dynamics.
+"""Compiled (numba) kernels of the first- and second-order partials of inverse dynamics.
 
 Loops over samples, bodies and directions implementing exactly the formulas of
 :mod:`hod_dynamics.partials` (world-frame state, its tangents along the unit directions of q and
@@ -6,11 +6,9 @@ qd, and the assembly of d tau_i / d x_j and their tangents); see that module for
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 """
 
-import math
-
 import numpy as np
 
-from ._kernels import _njit
+from ._kernels import _njit, screw_exp
 
 
 @_njit
@@ -72,25 +70,7 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
     MA = np.empty((6, 6))
     for l in range(n):
         par = parents[l]
-        X = screws[l]
-        th = q[l]
-        sn, cs = math.sin(th), math.cos(th)
-        w0, w1, w2, v0, v1, v2 = X[0], X[1], X[2], X[3], X[4], X[5]
-        ww = w0 * w0 + w1 * w1 + w2 * w2
-        wv = w0 * v0 + w1 * v1 + w2 * v2
-        a, d = 1.0 - cs, th - sn
-        E[0, 0] = 1.0 + a * (w0 * w0 - ww)
-        E[1, 1] = 1.0 + a * (w1 * w1 - ww)
-        E[2, 2] = 1.0 + a * (w2 * w2 - ww)
-        E[0, 1] = -sn * w2 + a * w0 * w1
-        E[1, 0] = sn * w2 + a * w0 * w1
-        E[0, 2] = sn * w1 + a * w0 * w2
-        E[2, 0] = -sn * w1 + a * w0 * w2
-        E[1, 2] = -sn * w0 + a * w1 * w2
-        E[2, 1] = sn * w0 + a * w1 * w2
-        pe0 = th * v0 + a * (w1 * v2 - w2 * v1) + d * (w0 * wv - ww * v0)
-        pe1 = th * v1 + a * (w2 * v0 - w0 * v2) + d * (w1 * wv - ww * v1)
-        pe2 = th * v2 + a * (w0 * v1 - w1 * v0) + d * (w2 * wv - ww * v2)
+        pe0, pe1, pe2 = screw_exp(screws, l, q[l], E)
         # C = refs[l] @ (E, pe); T_l = T_par @ C
         for r in range(3):
             for c in range(3):
@@ -110,8 +90,8 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
                                    + RT[par, r, 2] * RC[2, c])
         R, p = RT[l], pT[l]
         for r in range(3):
-            Rw[r] = R[r, 0] * w0 + R[r, 1] * w1 + R[r, 2] * w2
-            Rv[r] = R[r, 0] * v0 + R[r, 1] * v1 + R[r, 2] * v2
+            Rw[r] = R[r, 0] * screws[l, 0] + R[r, 1] * screws[l, 1] + R[r, 2] * screws[l, 2]
+            Rv[r] = R[r, 0] * screws[l, 3] + R[r, 1] * screws[l, 4] + R[r, 2] * screws[l, 5]
         S[l, 0], S[l, 1], S[l, 2] = Rw[0], Rw[1], Rw[2]
         S[l, 3] = p[1] * Rw[2] - p[2] * Rw[1] + Rv[0]
         S[l, 4] = p[2] * Rw[0] - p[0] * Rw[2] + Rv[1]
