@@ -263,13 +263,15 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
                 dV[row, r] = PV[pr, r] + dS[row, r] * qd[l] + on_l * S[l, r]
             # dSd = -ad(S) dVp + ad(Vp) dS
             _ad_r(PV, pr, S, l, dSd, row, 0)
-            _ad_r(Vp, l, dS, row, dSd, row, 1)
+            if wrt_q:  # dS = 0 along qd
+                _ad_r(Vp, l, dS, row, dSd, row, 1)
             for r in range(6):
                 dA[row, r] = (PA[pr, r] + dS[row, r] * qdd[l] + dSd[row, r] * qd[l]
                               + on_l * Sd[l, r])
             # dalpha = -ad(S) dAp + ad(Ap) dS - ad(Sd) dVp + ad(Vp) dSd
             _ad_r(PA, pr, S, l, dalpha, row, 0)
-            _ad_r(Ap, l, dS, row, dalpha, row, 1)
+            if wrt_q:
+                _ad_r(Ap, l, dS, row, dalpha, row, 1)
             _ad_r(PV, pr, Sd, l, dalpha, row, 1)
             _ad_r(Vp, l, dSd, row, dalpha, row, 1)
             # dh = I dV + dI V, dId = rate(dV, I) + (N + N^T, N = ad*(V) dI),
@@ -302,10 +304,10 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
 
 
 @_njit
-def _pq(S, Ic, Bc, hc, dS, dIc, dBc, dhc, P, Q, dP, dQ):
+def _pq(moves, S, Ic, Bc, hc, dS, dIc, dBc, dhc, P, Q, dP, dQ):
     """P = Ic S, Q = Bc S - ad*(S) hc and their tangents (rows i * n + m)
     dP = dIc S + Ic dS, dQ = dBc S + Bc dS - ad*(dS) hc - ad*(S) dhc: shared by the assemblies
-    that use the same tangent."""
+    that use the same tangent. ``moves``: a tangent along q (else along qd: dS = dIc = 0)."""
     n = S.shape[0]
     for i in range(n):
         _mv_r(Ic, i, S, i, P, i, 0)
@@ -313,20 +315,23 @@ def _pq(S, Ic, Bc, hc, dS, dIc, dBc, dhc, P, Q, dP, dQ):
         _adstar_r(S, i, hc, i, Q, i, -1)
         for m in range(n):
             row = i * n + m
-            _mv_r(dIc, row, S, i, dP, row, 0)
-            _mv_r(Ic, i, dS, row, dP, row, 1)
             _mv_r(dBc, row, S, i, dQ, row, 0)
-            _mv_r(Bc, i, dS, row, dQ, row, 1)
-            _adstar_r(dS, row, hc, i, dQ, row, -1)
             _adstar_r(S, i, dhc, row, dQ, row, -1)
+            if moves:
+                _mv_r(dIc, row, S, i, dP, row, 0)
+                _mv_r(Ic, i, dS, row, dP, row, 1)
+                _mv_r(Bc, i, dS, row, dQ, row, 1)
+                _adstar_r(dS, row, hc, i, dQ, row, -1)
+            else:
+                _put(dP, row, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @_njit
-def _assemble(anc, wrt, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, dhc, dF,
+def _assemble(anc, wrt, moves, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, dhc, dF,
               out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z):
     """out[i, j, m]: tangent along direction m of d tau_i / d wrt_j (see
     partials._assemble_tangent); wrt 0: q, 1: qd, 2: qdd; tangent rows j * n + m; P, Q, dP,
-    dQ from :func:`_pq` of the same tangent."""
+    dQ from :func:`_pq` of the same tangent; ``moves``: the tangent is along q."""
     n = S.shape[0]
     has_y = wrt != 2
     for j in range(n):
@@ -361,8 +366,9 @@ def _assemble(anc, wrt, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, 
         for m in range(n):
             row = i * n + m
             # dw = dIc x + Ic dx + dBc y + Bc dy + ad*(dy) hc + ad*(y) dhc + dz
-            _mv_r(dIc, row, x, i, dw, row, 0)
-            _mv_r(Ic, i, dx, row, dw, row, 1)
+            _mv_r(Ic, i, dx, row, dw, row, 0)
+            if moves:
+                _mv_r(dIc, row, x, i, dw, row, 1)
             if has_y:
                 _mv_r(dBc, row, y, i, dw, row, 1)
                 _mv_r(Bc, i, dy, row, dw, row, 1)
@@ -421,16 +427,16 @@ def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
                  dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq, dVq, dAq, Z, N)
         _tangent(parents, anc, False, qd[b], qdd[b], S, I, V, Vp, Sd, A, Ap, h,
                  dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv, dVv, dAv, Z, N)
-        _pq(S, Ic, Bc, hc, dSq, dIcq, dBcq, dhcq, Pq, Qq, dPq, dQq)
-        _pq(S, Ic, Bc, hc, dSv, dIcv, dBcv, dhcv, Pv, Qv, dPv, dQv)
-        _assemble(anc, 0, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq,
-                  out[0, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
-        _assemble(anc, 1, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv,
-                  out[1, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
-        _assemble(anc, 0, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv,
-                  out[2, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
-        _assemble(anc, 2, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq,
-                  out[3, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
+        _pq(True, S, Ic, Bc, hc, dSq, dIcq, dBcq, dhcq, Pq, Qq, dPq, dQq)
+        _pq(False, S, Ic, Bc, hc, dSv, dIcv, dBcv, dhcv, Pv, Qv, dPv, dQv)
+        _assemble(anc, 0, True, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
+                  dhcq, dFq, out[0, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
+        _assemble(anc, 1, False, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
+                  dhcv, dFv, out[1, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
+        _assemble(anc, 0, False, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
+                  dhcv, dFv, out[2, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
+        _assemble(anc, 2, True, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
+                  dhcq, dFq, out[3, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
 
 
 @_njit
