@@ -151,7 +151,7 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     for start in range(0, B, block):
         stop = min(start + block, B)
         wext = _wrench_block(model, terms, start, stop, K) if terms else None
-        out[start:stop] = run(model, flat[start:stop], K, wext)
+        run(model, flat[start:stop], K, wext, out[start:stop])
     return out.reshape(batch + (K, n))
 
 
@@ -161,21 +161,19 @@ NUMPY_BLOCK_BYTES = 64 * 2**20
 NUMBA_BLOCK = 2**16
 
 
-def _rnea_numpy(model, jet, K, wext):
-    """Vectorised path: jet (B, K+2, n) -> tau jet (B, K, n)."""
+def _rnea_numpy(model, jet, K, wext, out):
+    """Vectorised path: jet (B, K+2, n) -> tau jet written into out (B, K, n)."""
     c = to_taylor(jet[:, :K + 1])
     wc = to_taylor(jet[:, 1:K + 2])
-    return from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
+    out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
 
 
-def _rnea_numba(model, jet, K, wext):
-    """Compiled path: jet (B, K+2, n) -> tau jet (B, K, n)."""
+def _rnea_numba(model, jet, K, wext, out):
+    """Compiled path: jet (B, K+2, n) -> tau jet written into out (B, K, n), C-contiguous."""
     parents, screws, R0, P0, inertias, g0 = _kernel_model(model)
-    out = np.empty((jet.shape[0], K, model.n_dof))
     wext = np.zeros((K, 0, model.n_dof, 6)) if wext is None else np.ascontiguousarray(wext)
     kernels().rnea_jets(parents, screws, R0, P0, inertias, g0, np.ascontiguousarray(jet), K,
                         wext, out)
-    return out
 
 
 @lru_cache(maxsize=32)
