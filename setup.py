@@ -29,6 +29,8 @@ ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-traje
        "ros-rosgraph-msgs"]
 BAG = ["rosbags>=0.11"]  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
 PLOT = ["matplotlib>=3.5"]
+# compiled kernels for the recursive algorithm (optional: the numpy path runs without it)
+FAST = ["numba>=0.59"]
 # colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
         "setuptools"]
@@ -45,8 +47,8 @@ setup(
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
     data_files=data_files,
     install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5"],
-    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "test": TEST,
-                    "all": ROS + BAG + PLOT + TEST},
+    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "test": TEST,
+                    "all": ROS + BAG + PLOT + FAST + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",

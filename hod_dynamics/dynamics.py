@@ -29,19 +29,21 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
     return time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
 
 
-def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None):
+def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, backend=None):
     """tau, tau^(1), ..., tau^(order) along a trajectory, exactly.
 
     ``qjet`` (..., order+3, n): rows q, qd, qdd, q^(3), ..., q^(order+2) (any batch shape).
     ``wrenches`` optionally maps URDF link names to jets (..., order+1, 6): the wrench
     ``(torque, force)`` applied ON that link by the environment and its derivatives, in the
     link frame, torque about the link frame origin. ``method`` is ``"recursive"`` (O(n),
-    seed 001 sec. II) or ``"closed_form"`` (seed 001 sec. III / seed 000).
-    Returns (..., order+1, n): rows tau^(0..order).
+    seed 001 sec. II) or ``"closed_form"`` (seed 001 sec. III / seed 000). ``backend``
+    (recursive method) is ``"numba"``, ``"numpy"`` or ``"auto"``; None reads the environment
+    variable ``HOD_DYNAMICS_BACKEND``, else auto: numba when installed (see
+    :mod:`hod_dynamics.backend`). Returns (..., order+1, n): rows tau^(0..order).
     """
     order = check_order(order)
     if method == "recursive":
-        return time_derivatives_recursive(model, qjet, order, wrenches)
+        return time_derivatives_recursive(model, qjet, order, wrenches, backend)
     if method == "closed_form":
         from .closed_form import time_derivatives_closed_form
 

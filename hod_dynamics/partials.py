@@ -34,6 +34,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .backend import resolve_backend
 from .model import check_state
 from .spatial import Ad, ad, inverse, screw_exp
 
@@ -296,21 +297,29 @@ def _flat(model, **arrays):
     return batch, [a.reshape(-1, model.n_dof) for a in arrays.values()]
 
 
-def id_partials(model, q, qd, qdd):
+def id_partials(model, q, qd, qdd, *, backend=None):
     """First-order partial derivatives of inverse dynamics tau(q, qd, qdd).
 
     ``q, qd, qdd`` (..., n) in the model's joint order (rad, rad/s, rad/s^2; m for prismatic),
     broadcast together. Returns ``(dtau_dq, dtau_dqd, M)``, each (..., n, n) with
     ``[..., i, j] = d tau_i / d x_j`` (``M = d tau / d qdd`` is the mass matrix). Same numbers
     as Pinocchio's ``computeRNEADerivatives``. Raises InputError naming a bad argument.
+    ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
     """
     batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
-    st = _state(model, q, qd, qdd)
     n = model.n_dof
+    if resolve_backend(backend) == "numba":
+        from ._partials_kernels import first_partials
+
+        out = np.empty((3, q.shape[0], n, n))
+        first_partials(*_kernel_model(model), np.ascontiguousarray(q), np.ascontiguousarray(qd),
+                       np.ascontiguousarray(qdd), out)
+        return tuple(t.reshape(batch + (n, n)) for t in out)
+    st = _state(model, q, qd, qdd)
     return tuple(_assemble(st, wrt).reshape(batch + (n, n)) for wrt in ("q", "qd", "qdd"))
 
 
-def id_second_partials(model, q, qd, qdd):
+def id_second_partials(model, q, qd, qdd, *, backend=None):
     """Second-order partial derivatives of inverse dynamics (seed 002).
 
     Returns ``(d2tau_dqdq, d2tau_dqddqd, d2tau_dqdqd, dM_dq)``, each (..., n, n, n), indexed
@@ -324,10 +333,17 @@ def id_second_partials(model, q, qd, qdd):
 
     Cost O(n^3) time and memory per sample (large batches are processed in blocks that keep
     the temporaries near 200 MB); use :func:`id_partials_directional` for contractions.
+    ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
     """
     batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     out = np.empty((4, q.shape[0], n, n, n))
+    if resolve_backend(backend) == "numba":
+        from ._partials_kernels import second_partials
+
+        second_partials(*_kernel_model(model), np.ascontiguousarray(q), np.ascontiguousarray(qd),
+                        np.ascontiguousarray(qdd), out)
+        return tuple(t.reshape(batch + (n, n, n)) for t in out)
     block = max(1, _SECOND_ORDER_BLOCK // n ** 3)
     for s in range(0, q.shape[0], block):
         out[:, s:s + block] = _second_partials(model, q[s:s + block], qd[s:s + block],
@@ -336,6 +352,14 @@ def id_second_partials(model, q, qd, qdd):
 
 
 _SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials
+
+
+@lru_cache(maxsize=32)
+def _kernel_model(model):
+    """Model arrays in the form the compiled kernel takes (``anc[l, m]``: m is l or above)."""
+    arrays = (model.parents.astype(np.int64), _masks(model)[0], model.screws, model.references,
+              model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
+    return tuple(np.ascontiguousarray(a) for a in arrays)
 
 
 def _second_partials(model, q, qd, qdd):

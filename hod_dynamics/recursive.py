@@ -14,8 +14,11 @@ Every array keeps the Taylor-coefficient axis first and the (flattened) batch se
 call evaluates many trajectory samples without a Python loop over samples.
 """
 
+from functools import lru_cache
+
 import numpy as np
 
+from .backend import kernels, resolve_backend
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
                    from_taylor, to_taylor)
@@ -46,7 +49,13 @@ def wrench_taylor(model, wrenches, batch_shape, K):
     to the base do no work on the joints and are ignored.
     """
     B = int(np.prod(batch_shape, dtype=int))
-    out = np.zeros((K, B, model.n_dof, 6))
+    return _wrench_block(model, _wrench_terms(model, wrenches, batch_shape, K), 0, B, K)
+
+
+def _wrench_terms(model, wrenches, batch_shape, K):
+    """Validate wrenches; returns [(body, Ad(pose^-1) (6, 6), jet (B or 1, K, 6))]: a link wrench
+    w (row) is ``w @ Ad(pose^-1)`` in the body frame (``Ad^T`` maps wrenches to the child)."""
+    terms = []
     for link, jet in (wrenches or {}).items():
         frame = model.frame(link)
         W = np.asarray(jet, dtype=float)
@@ -56,14 +65,24 @@ def wrench_taylor(model, wrenches, batch_shape, K):
         if not np.all(np.isfinite(W)):
             raise InputError(f"wrench on link '{link}' holds non-finite values")
         try:
-            W = np.broadcast_to(W, tuple(batch_shape) + (K, 6))
+            full = np.broadcast_to(W, tuple(batch_shape) + (K, 6))
         except ValueError:
             raise InputError(f"wrench on link '{link}' has batch shape {W.shape[:-2]}, which "
                              f"does not broadcast to the trajectory batch {tuple(batch_shape)}") from None
         if frame.body < 0:
             continue
-        to_body = Ad(inverse(frame.pose)).T
-        out[:, :, frame.body] += to_taylor(W) @ to_body.T
+        # a wrench without batch axes stays one row (broadcast per block, no full-size copy)
+        W = W.reshape(1, K, 6) if W.ndim == 2 else full.reshape(-1, K, 6)
+        terms.append((frame.body, Ad(inverse(frame.pose)), W))
+    return terms
+
+
+def _wrench_block(model, terms, start, stop, K):
+    """Body-frame wrench coefficients (K, stop-start, n, 6) of samples start..stop-1."""
+    out = np.zeros((K, stop - start, model.n_dof, 6))
+    for body, Ad_inv, W in terms:
+        rows = W if len(W) == 1 else W[start:stop]
+        out[:, :, body] += to_taylor(rows) @ Ad_inv
     return out
 
 
@@ -110,18 +129,60 @@ def rnea_taylor(model, qc, wc, K, wext=None):
     return tau
 
 
-def time_derivatives_recursive(model, qjet, order, wrenches=None):
+def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     """tau and its time derivatives up to ``order`` by the recursive algorithm.
 
     ``qjet`` (..., order+3, n): q, qd, qdd, ..., q^(order+2). Returns (..., order+1, n).
+    ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`). Large
+    batches run in blocks of samples, so the working memory stays bounded whatever the batch.
     """
     qjet = check_jet(model, qjet, order + 3)
     batch = qjet.shape[:-2]
     K = order + 1
-    c = to_taylor(qjet)
-    wc = to_taylor(qjet[..., 1:, :])
-    wext = wrench_taylor(model, wrenches, batch, K) if wrenches else None
-    return from_taylor(rnea_taylor(model, c[:K + 1], wc[:K + 1], K, wext), batch)
+    n = model.n_dof
+    flat = qjet.reshape((-1,) + qjet.shape[-2:])
+    B = flat.shape[0]
+    terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
+    out = np.empty((B, K, n))
+    if resolve_backend(backend) == "numba":
+        run, block = _rnea_numba, NUMBA_BLOCK
+    else:
+        run, block = _rnea_numpy, max(1, NUMPY_BLOCK_BYTES // ((K + 1) * max(n, 1) * 640))
+    for start in range(0, B, block):
+        stop = min(start + block, B)
+        wext = _wrench_block(model, terms, start, stop, K) if terms else None
+        run(model, flat[start:stop], K, wext, out[start:stop])
+    return out.reshape(batch + (K, n))
+
+
+# samples per block: numpy's working set is about 640 (K+1) n bytes per sample (Ad jets,
+# twists, wrenches, temporaries), numba's a few arrays per sample (block only bounds wext)
+NUMPY_BLOCK_BYTES = 64 * 2**20
+NUMBA_BLOCK = 2**16
+
+
+def _rnea_numpy(model, jet, K, wext, out):
+    """Vectorised path: jet (B, K+2, n) -> tau jet written into out (B, K, n)."""
+    c = to_taylor(jet[:, :K + 1])
+    wc = to_taylor(jet[:, 1:K + 2])
+    out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
+
+
+def _rnea_numba(model, jet, K, wext, out):
+    """Compiled path: jet (B, K+2, n) -> tau jet written into out (B, K, n), C-contiguous."""
+    parents, screws, R0, P0, inertias, g0 = _kernel_model(model)
+    wext = np.zeros((K, 0, model.n_dof, 6)) if wext is None else np.ascontiguousarray(wext)
+    kernels().rnea_jets(parents, screws, R0, P0, inertias, g0, np.ascontiguousarray(jet), K,
+                        wext, out)
+
+
+@lru_cache(maxsize=32)
+def _kernel_model(model):
+    """Contiguous model arrays in the form the compiled kernel takes."""
+    Ainv = model.Ad_references_inv
+    arrays = (model.parents.astype(np.int64), model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3],
+              model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
+    return tuple(np.ascontiguousarray(a) for a in arrays)
 
 
 def check_order(order):

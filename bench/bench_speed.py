@@ -1,0 +1,255 @@
+"""Benchmark: hod_dynamics against Pinocchio's Python routes, one command, under 3 minutes.
+
+Times in one run, on the Panda (example-robot-data, fingers locked), TALOS (reduced) and a
+50-link revolute chain:
+
+- ``hd.time_derivatives`` order 2 and 4, one sample and a batch of 10,000 (us per sample),
+  on the default backend (numba when installed) and, for order 2, on the numpy backend;
+- ``hd.id_partials`` and ``hd.id_second_partials`` (one sample; the latter on both backends);
+- Pinocchio: ``rnea``; ``computeRNEADerivatives``; the exact first derivative
+  ``tau_d = T_q qd + T_v qdd + M q3``; and the route to (tau, tau_d, tau_dd) a Python user has
+  (``rnea`` + ``tau_dd`` by a 7-point central difference of that exact ``tau_d``, 7 calls of
+  ``computeRNEADerivatives``; neighbouring states from the Taylor polynomial of the jet,
+  prepared outside the timed region). Batched Pinocchio rows loop in Python over 1,000 samples.
+
+Then scaling in the number of bodies (chains of 7, 14, 28, 56 joints) and in the order (0..6,
+Panda), a 1,000,000-sample profile (time and peak traced memory), and numba's compile time
+(a cold compile in a subprocess with an empty cache directory, and the cached load).
+Medians over repeats; ratios are ours / Pinocchio's route at the same batch size.
+Run: ``python bench/bench_speed.py`` (``--quick`` for a shorter run).
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "test"), os.path.join(HERE, "..")]
+
+import hod_dynamics as hd  # noqa: E402
+from bench_partials import median_time  # noqa: E402
+from hod_dynamics.backend import resolve_backend  # noqa: E402
+from oracles import CENTRAL_7, PinocchioRobot, chain_urdf, pinocchio_robot  # noqa: E402
+
+BATCH = 10_000
+PIN_BATCH = 1_000
+H = 1e-3  # finite-difference step of the Pinocchio route (s)
+BUDGET = 0.6
+
+
+class PinRoutes:
+    """Pinocchio's Python routes on states already in Pinocchio's coordinates."""
+
+    def __init__(self, pr, jets):
+        self.pin, self.pm, self.data = pr.pin, pr.model, pr.data
+        # per sample: (q, qd, qdd, q3, ...) in Pinocchio's coordinates
+        self.jets = [[pr.q(x) if r == 0 else pr.v(x) for r, x in enumerate(j)] for j in jets]
+        self.vidx = pr.vidx
+        self.lower = np.tril_indices(pr.model.nv, -1)
+        # neighbouring states t0 + m H (m = -3..3) from the Taylor polynomial of each jet
+        shifts = []
+        for jet in jets:
+            rows = []
+            for m in range(-3, 4):
+                d = m * H
+                st = [sum(jet[r + k] * d ** k / np.prod(np.arange(1, k + 1))
+                          for k in range(len(jet) - r)) for r in range(4)]
+                rows.append((pr.q(st[0]), pr.v(st[1]), pr.v(st[2]), pr.v(st[3])))
+            shifts.append(rows)
+        self.shifts = shifts
+
+    def rnea(self, s=0):
+        q, v, a = self.jets[s][:3]
+        return self.pin.rnea(self.pm, self.data, q, v, a)
+
+    def derivatives(self, s=0):
+        q, v, a = self.jets[s][:3]
+        return self.pin.computeRNEADerivatives(self.pm, self.data, q, v, a)
+
+    def _tau_d(self, q, v, a, j):
+        dq, dv, M = self.pin.computeRNEADerivatives(self.pm, self.data, q, v, a)
+        M[self.lower] = M.T[self.lower]  # Pinocchio fills the upper triangle only
+        return dq @ v + dv @ a + M @ j
+
+    def tau_d(self, s=0):
+        return self._tau_d(*self.jets[s][:4])
+
+    def fd_route(self, s=0):
+        """(tau, tau_d, tau_dd): exact tau, tau_d; tau_dd by 7-point differences of tau_d."""
+        rows = self.shifts[s]
+        tau = self.pin.rnea(self.pm, self.data, *rows[3][:3])
+        tds = [self._tau_d(*st) for st in rows]
+        tdd = sum(c * td for c, td in zip(CENTRAL_7, tds)) / H
+        return tau, tds[3], tdd
+
+    def loop(self, f, count):
+        for s in range(count):
+            f(s)
+
+
+def jets_for(model, count, rows, seed=0):
+    rng = np.random.default_rng(seed)
+    scale = 1.0 / (1.0 + np.arange(rows))[:, None]  # milder high derivatives
+    return rng.uniform(-1, 1, (count, rows, model.n_dof)) * scale
+
+
+def us(t):
+    return f"{t * 1e6:.1f}"
+
+
+def bench_robot(name, model, pr, quick):
+    n = model.n_dof
+    B = 1_000 if quick else BATCH
+    j2, j4 = jets_for(model, B, 5), jets_for(model, B, 7)
+    routes = PinRoutes(pr, j2[:PIN_BATCH])
+    pin_1 = {"rnea": median_time(routes.rnea, BUDGET),
+             "rnea_derivatives": median_time(routes.derivatives, BUDGET),
+             "tau_d": median_time(routes.tau_d, BUDGET),
+             "fd_route": median_time(routes.fd_route, BUDGET)}
+    pin_B = {"fd_route": median_time(lambda: routes.loop(routes.fd_route, 200), BUDGET) / 200,
+             "rnea_derivatives": median_time(lambda: routes.loop(routes.derivatives, PIN_BATCH),
+                                             BUDGET) / PIN_BATCH}
+    # accuracy of the Pinocchio route against the exact jets (same samples)
+    ours = hd.time_derivatives(model, j2[:20], 2)
+    fd = np.array([np.array(routes.fd_route(s)[2])[routes.vidx] for s in range(20)])
+    fd_err = np.max(np.abs(fd - ours[:, 2])) / np.max(np.abs(ours[:, 2]))
+    rows = []
+
+    def add(label, batch, t, ref_key):
+        ref = (pin_1 if batch == 1 else pin_B)[ref_key]
+        rows.append(f"| {name} (n={n}) | {label} | {batch} | {us(t)} | {t / ref:.3f} |")
+
+    for key, label in (("rnea", "pin.rnea"), ("rnea_derivatives", "pin.computeRNEADerivatives"),
+                       ("tau_d", "pin exact tau_d"), ("fd_route", "pin tau, tau_d, tau_dd (FD)")):
+        add(label, 1, pin_1[key], key)
+    add("pin tau, tau_d, tau_dd (FD), Python loop", PIN_BATCH, pin_B["fd_route"], "fd_route")
+    for order, jet in ((2, j2), (4, j4)):
+        add(f"hd.time_derivatives order {order}", 1,
+            median_time(lambda: hd.time_derivatives(model, jet[0], order), BUDGET), "fd_route")
+        add(f"hd.time_derivatives order {order}", B,
+            median_time(lambda: hd.time_derivatives(model, jet, order), BUDGET) / B, "fd_route")
+    add("hd.time_derivatives order 2, numpy backend", 1, median_time(
+        lambda: hd.time_derivatives(model, j2[0], 2, backend="numpy"), BUDGET), "fd_route")
+    Bn = min(B, 1000)
+    add("hd.time_derivatives order 2, numpy backend", Bn, median_time(
+        lambda: hd.time_derivatives(model, j2[:Bn], 2, backend="numpy"), BUDGET) / Bn, "fd_route")
+    q, qd, qdd = j2[0, 0], j2[0, 1], j2[0, 2]
+    add("hd.id_partials", 1, median_time(lambda: hd.id_partials(model, q, qd, qdd), BUDGET),
+        "rnea_derivatives")
+    add("hd.id_second_partials", 1,
+        median_time(lambda: hd.id_second_partials(model, q, qd, qdd), BUDGET), "rnea_derivatives")
+    add("hd.id_second_partials, numpy backend", 1, median_time(
+        lambda: hd.id_second_partials(model, q, qd, qdd, backend="numpy"), BUDGET),
+        "rnea_derivatives")
+    rows.append(f"| {name} (n={n}) | (error of the Pinocchio FD tau_dd, relative to max) | | "
+                f"{fd_err:.1e} | |")
+    return rows
+
+
+def robots(quick):
+    model, pr = pinocchio_robot("panda")
+    yield "panda", model, pr
+    if not quick:
+        model, pr = pinocchio_robot("talos")
+        yield "talos", model, pr
+    text = chain_urdf(50)
+    model = hd.RobotModel.from_urdf(text)
+    yield "chain50", model, PinocchioRobot(text, model)
+
+
+def scaling_dof(quick):
+    print("\n| chain joints | hd order 2, 1 sample (us) | hd order 2, batch (us/sample) | "
+          "pin FD route, 1 sample (us) | hd single / pin |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    B = 1_000 if quick else BATCH
+    for n in (7, 14, 28, 56):
+        text = chain_urdf(n)
+        model = hd.RobotModel.from_urdf(text)
+        jet = jets_for(model, B, 5)
+        t1 = median_time(lambda: hd.time_derivatives(model, jet[0], 2), BUDGET)
+        tB = median_time(lambda: hd.time_derivatives(model, jet, 2), BUDGET) / B
+        routes = PinRoutes(PinocchioRobot(text, model), jet[:1])
+        tp = median_time(routes.fd_route, BUDGET)
+        print(f"| {n} | {us(t1)} | {us(tB)} | {us(tp)} | {t1 / tp:.3f} |", flush=True)
+
+
+def scaling_order(model, quick):
+    print("\n| order (Panda) | 1 sample (us) | batch (us/sample) |")
+    print("| ---: | ---: | ---: |")
+    B = 1_000 if quick else BATCH
+    for order in range(7):
+        jet = jets_for(model, B, order + 3)
+        t1 = median_time(lambda: hd.time_derivatives(model, jet[0], order), BUDGET)
+        tB = median_time(lambda: hd.time_derivatives(model, jet, order), BUDGET) / B
+        print(f"| {order} | {us(t1)} | {us(tB)} |", flush=True)
+
+
+def million(model):
+    """A 1,000,000-sample order-2 profile: wall time and peak memory traced beyond the input."""
+    jet = jets_for(model, 1_000_000, 5)
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    out = hd.time_derivatives(model, jet, 2)
+    dt = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    print(f"\n1,000,000 samples, Panda order 2: {dt:.2f} s ({us(dt / 1e6)} us per sample); peak "
+          f"traced memory {peak / 2**20:.0f} MB, of which the result is "
+          f"{out.nbytes / 2**20:.0f} MB (input {jet.nbytes / 2**20:.0f} MB, not counted)")
+
+
+COMPILE_SNIPPET = """
+import time, numpy as np
+t0 = time.perf_counter()
+import hod_dynamics as hd
+model = hd.load_robot("iiwa14")
+t1 = time.perf_counter()
+hd.time_derivatives(model, np.zeros((5, 7)), 2, backend="numba")
+t2 = time.perf_counter()
+hd.id_second_partials(model, *np.zeros((3, 7)), backend="numba")
+print(t1 - t0, t2 - t1, time.perf_counter() - t2)
+"""
+
+
+def compile_time():
+    if resolve_backend() != "numba":
+        print("\nnumba not installed: numpy backend only")
+        return
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=os.path.join(HERE, ".."))
+        for label in ("cold (empty cache)", "warm (cached)"):
+            out = subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env, check=True,
+                                 capture_output=True, text=True).stdout.split()
+            print(f"numba, {label}: import {float(out[0]):.2f} s, first time_derivatives "
+                  f"{float(out[1]):.2f} s, first id_second_partials {float(out[2]):.2f} s",
+                  flush=True)
+
+
+def main():
+    quick = "--quick" in sys.argv
+    start = time.perf_counter()
+    print(f"backend: {resolve_backend()} (set HOD_DYNAMICS_BACKEND=numpy for the numpy path)\n")
+    print("| robot | route | batch | us / sample (median) | ratio to Pinocchio |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    panda = None
+    for name, model, pr in robots(quick):
+        panda = panda or model
+        for line in bench_robot(name, model, pr, quick):
+            print(line, flush=True)
+    print("\nratio: time / the Pinocchio route at the same batch size: (tau, tau_d, tau_dd) FD "
+          "route for time_derivatives, computeRNEADerivatives for the partials")
+    scaling_dof(quick)
+    scaling_order(panda, quick)
+    if not quick:
+        million(panda)
+    compile_time()
+    print(f"\n(total {time.perf_counter() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

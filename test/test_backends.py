@@ -1,0 +1,143 @@
+"""Compute backends (numba kernel vs numpy) and blocked processing of large batches.
+
+The numba kernel is an independent implementation of the recursion (3x3 blocks, loops over
+samples); the numpy path is the reference it must reproduce. Tests that need numba skip,
+naming it, when it is not installed; the numpy path is tested either way.
+"""
+
+import numpy as np
+import pytest
+
+import hod_dynamics as hd
+from hod_dynamics import recursive
+from hod_dynamics.backend import ENV_VAR, numba_available, resolve_backend
+
+from oracles import random_urdf, rel_err
+
+needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed")
+
+
+def _wrenches(model, rng, batch, order):
+    """Random wrench jets on two links: one with the batch axes, one without."""
+    links = [model.link_names[-1], model.link_names[len(model.link_names) // 2]]
+    return {links[0]: rng.uniform(-2, 2, batch + (order + 1, 6)),
+            links[1]: rng.uniform(-2, 2, (order + 1, 6))}
+
+
+@needs_numba
+@pytest.mark.parametrize("seed", [1, 2, 5])
+def test_numba_equals_numpy_on_trees(seed, rng):
+    """Trees with prismatic, continuous and oddly oriented joints, orders 0..6, wrenches."""
+    model = hd.RobotModel.from_urdf(random_urdf(14, seed))
+    assert model.is_prismatic.any()
+    for order in range(7):
+        batch = (3, 67)  # more samples than one block of lanes, and a partial block
+        jets = rng.uniform(-1.5, 1.5, batch + (order + 3, model.n_dof))
+        wrenches = _wrenches(model, rng, batch, order)
+        fast = hd.time_derivatives(model, jets, order, wrenches=wrenches, backend="numba")
+        ref = hd.time_derivatives(model, jets, order, wrenches=wrenches, backend="numpy")
+        assert fast.shape == ref.shape == batch + (order + 1, model.n_dof)
+        assert rel_err(fast, ref) < 1e-13, (order, rel_err(fast, ref))
+
+
+@needs_numba
+def test_numba_equals_numpy_single_sample_and_panda(panda, rng):
+    jet = rng.uniform(-1, 1, (6, 7))
+    fast = hd.time_derivatives(panda, jet, 3, backend="numba")
+    assert fast.shape == (4, 7)
+    assert rel_err(fast, hd.time_derivatives(panda, jet, 3, backend="numpy")) < 1e-13
+    tau = hd.inverse_dynamics(panda, *jet[:3])
+    assert rel_err(tau, fast[0]) < 1e-13
+
+
+def test_env_var_and_keyword_select_the_backend(monkeypatch):
+    monkeypatch.setenv(ENV_VAR, "numpy")
+    assert resolve_backend() == "numpy"
+    monkeypatch.setenv(ENV_VAR, "auto")
+    assert resolve_backend() == ("numba" if numba_available() else "numpy")
+    assert resolve_backend("numpy") == "numpy"
+    monkeypatch.setenv(ENV_VAR, "fortran")
+    with pytest.raises(hd.InputError, match=ENV_VAR):
+        resolve_backend()
+
+
+def test_unknown_backend_keyword_raises(panda):
+    with pytest.raises(hd.InputError, match="backend"):
+        hd.time_derivatives(panda, np.zeros((5, 7)), 2, backend="gpu")
+
+
+@pytest.mark.skipif(numba_available(), reason="only meaningful without numba")
+def test_numba_requested_without_numba_raises(panda):
+    with pytest.raises(hd.InputError, match="numba"):
+        hd.time_derivatives(panda, np.zeros((5, 7)), 2, backend="numba")
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=needs_numba)])
+def test_blocks_give_the_same_result(panda, rng, monkeypatch, backend):
+    """Batches split into blocks (tiny blocks forced here) equal one block, with wrenches
+    whose batch shape broadcasts (one per row of the batch, and one for all samples)."""
+    batch = (5, 9)
+    jets = rng.uniform(-1, 1, batch + (5, 7))
+    wrenches = {"panda_hand": rng.uniform(-1, 1, (5, 1, 3, 6)),
+                "panda_link3": rng.uniform(-1, 1, (3, 6))}
+    whole = hd.time_derivatives(panda, jets, 2, wrenches=wrenches, backend=backend)
+    monkeypatch.setattr(recursive, "NUMPY_BLOCK_BYTES", 4 * 7 * 640 * 4)  # 4 samples per block
+    monkeypatch.setattr(recursive, "NUMBA_BLOCK", 4)
+    blocked = hd.time_derivatives(panda, jets, 2, wrenches=wrenches, backend=backend)
+    assert blocked.shape == batch + (3, 7)
+    assert rel_err(blocked, whole) < 1e-14
+    # and each sample alone (no blocks at all)
+    W = np.broadcast_to(wrenches["panda_hand"], batch + (3, 6))
+    for s in [(0, 0), (4, 8), (2, 5)]:
+        one = hd.time_derivatives(panda, jets[s], 2, backend=backend, wrenches={
+            "panda_hand": W[s], "panda_link3": wrenches["panda_link3"]})
+        assert rel_err(one, whole[s]) < 1e-13
+
+
+def test_blocks_bound_the_working_memory(panda, rng, monkeypatch):
+    """The numpy path's peak memory (numpy allocations, traced) follows the block budget, not
+    the batch: 4,000 samples in one block would need ~70 MB of working arrays."""
+    import tracemalloc
+
+    jets = rng.uniform(-1, 1, (4000, 5, 7))
+    monkeypatch.setattr(recursive, "NUMPY_BLOCK_BYTES", 2**20)
+    tracemalloc.start()
+    try:
+        out = hd.time_derivatives(panda, jets, 2, backend="numpy")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < out.nbytes + 8 * 2**20, peak
+    assert rel_err(out[-3:], hd.time_derivatives(panda, jets[-3:], 2, backend="numpy")) < 1e-14
+
+
+def test_empty_batch(panda):
+    out = hd.time_derivatives(panda, np.zeros((0, 5, 7)), 2)
+    assert out.shape == (0, 3, 7)
+
+
+# -- partial derivatives -------------------------------------------------------------------------
+@needs_numba
+@pytest.mark.parametrize("seed", [1, 3])
+def test_partials_numba_equals_numpy_on_trees(seed, rng):
+    """Branching trees with prismatic joints, a batch of states: the first-order partials and
+    all four second-order tensors."""
+    model = hd.RobotModel.from_urdf(random_urdf(11, seed))
+    assert model.is_prismatic.any()
+    n = model.n_dof
+    q, qd, qdd = rng.uniform(-1.5, 1.5, (3, 2, 3, n))
+    for f, shape in ((hd.id_partials, (n, n)), (hd.id_second_partials, (n, n, n))):
+        fast = f(model, q, qd, qdd, backend="numba")
+        ref = f(model, q, qd, qdd, backend="numpy")
+        for a, b in zip(fast, ref):
+            assert a.shape == b.shape == (2, 3) + shape
+            assert rel_err(a, b) < 1e-13, (f.__name__, rel_err(a, b))
+
+
+@needs_numba
+def test_partials_numba_single_sample_panda(panda, rng):
+    q, qd, qdd = rng.uniform(-1, 1, (3, 7))
+    for f, shape in ((hd.id_partials, (7, 7)), (hd.id_second_partials, (7, 7, 7))):
+        fast = f(panda, q, qd, qdd, backend="numba")
+        ref = f(panda, q, qd, qdd, backend="numpy")
+        assert all(a.shape == shape and rel_err(a, b) < 1e-13 for a, b in zip(fast, ref))
