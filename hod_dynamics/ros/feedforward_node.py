@@ -37,6 +37,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
 from ..errors import HodDynamicsError
+from ..dynamics import time_derivatives
 from ..feedforward import feedforward, profile, save_csv, save_npz, summary
 from ..model import RobotModel
 from ..trajectory import Trajectory
@@ -150,6 +151,9 @@ class FeedforwardNode(Node):
                                      locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
                                      gravity=p["gravity"])
         actuators = _actuators_from_parameter(p["actuators"], model)
+        # one call now compiles (numba backend) and warms the kernels, so the first streamed
+        # samples are not late
+        time_derivatives(model, np.zeros((1, self.order + 3, model.n_dof)), self.order)
         hold = None
         if p["initial_positions"]:
             hold = _hold_trajectory(model, p["initial_positions"])
