@@ -4,7 +4,8 @@ references of elastic joints, streamed at the control rate along the planned tra
 Interface (``~`` = the node's namespace, see README "ROS 2 interface" for types and units):
 
 - robot model from parameter ``robot_description`` (URDF XML), else parameter ``urdf_path``,
-  else topic ``/robot_description`` (std_msgs/String, transient local);
+  else topic ``robot_description`` (relative: ``/robot_description`` without a namespace;
+  std_msgs/String, transient local);
 - subscribes ``~/trajectory`` (trajectory_msgs/JointTrajectory);
 - publishes ``~/feedforward``, ``~/torque_derivatives``, ``~/motor_reference``,
   ``~/motor_derivatives``, optionally ``~/effort_command``, and ``/diagnostics``;
@@ -52,7 +53,7 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
 # name: (type, default, description, read_only, range)
 PARAMETERS = {
     "robot_description": (ParameterType.PARAMETER_STRING, "", "URDF XML of the robot (first source)", True, None),
-    "urdf_path": (ParameterType.PARAMETER_STRING, "", "URDF file (second source; else /robot_description)", True, None),
+    "urdf_path": (ParameterType.PARAMETER_STRING, "", "URDF file (second source; else the robot_description topic)", True, None),
     "root_link": (ParameterType.PARAMETER_STRING, "", "link fixed to the world (default: URDF root)", True, None),
     "tip_links": (ParameterType.PARAMETER_STRING_ARRAY, None, "keep only the chains to these links", True, None),
     "locked_joints": (ParameterType.PARAMETER_STRING_ARRAY, None, "joints frozen rigidly", True, None),
