@@ -24,13 +24,13 @@ from typing import Optional, Tuple
 import numpy as np
 
 from .errors import InputError
+from .msgfields import multiarray_dims, seconds_to_ns, split_ns, stamp_ns
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 JOINT_TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 MULTIARRAY = "std_msgs/msg/Float64MultiArray"
 FEEDFORWARD_TOPIC = "/feedforward"
 DERIVATIVES_TOPIC = "/torque_derivatives"
-_NS = 1_000_000_000
 _FIELDS = ("position", "velocity", "effort")
 
 
@@ -101,8 +101,7 @@ class JointStates:
 
 
 def _stamp_ns(header, receive_ns):
-    stamp = header.stamp.sec * _NS + header.stamp.nanosec
-    return stamp if stamp else receive_ns
+    return stamp_ns(header.stamp) or receive_ns
 
 
 def _topic_connections(reader, topic, msgtype, option):
@@ -234,7 +233,7 @@ def read_planned_positions(path, topic, t0_ns):
             raise InputError(f"{topic}: trajectory message {k} lacks joints {missing}; record all joints")
         cols = [list(msg.joint_names).index(nm) for nm in names]
         start = _stamp_ns(msg.header, receive_ns)
-        t = np.array([p.time_from_start.sec * _NS + p.time_from_start.nanosec for p in msg.points])
+        t = np.array([stamp_ns(p.time_from_start) for p in msg.points])
         q = np.array([np.asarray(p.positions, dtype=float)[cols] for p in msg.points])
         segments.append((start, start + t, q))
 
@@ -283,8 +282,8 @@ class _McapBag:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def _header(types, stamp_ns):
-    sec, nanosec = divmod(int(stamp_ns), _NS)
+def _header(types, ns):
+    sec, nanosec = split_ns(ns)
     return types["std_msgs/msg/Header"](stamp=types["builtin_interfaces/msg/Time"](sec=sec, nanosec=nanosec),
                                         frame_id="")
 
@@ -322,7 +321,7 @@ def write_joint_states(path, stamps_ns, joint_names, position, velocity=None, ef
 
 
 def _duration(types, seconds):
-    sec, nanosec = divmod(int(round(seconds * _NS)), _NS)
+    sec, nanosec = split_ns(seconds_to_ns(seconds))
     return types["builtin_interfaces/msg/Duration"](sec=sec, nanosec=nanosec)
 
 
@@ -339,10 +338,9 @@ def _trajectory(types, stamp_ns, names, times, positions, velocities=None, accel
 def multiarray_layout(types, shape, labels):
     """MultiArrayLayout of a row-major array of ``shape``, one labelled dimension per axis
     (the layout of the ROS node's ``hod_dynamics.ros.conversions.multiarray``)."""
-    strides = np.cumprod((tuple(shape) + (1,))[::-1])[::-1][:-1]
     dim = types["std_msgs/msg/MultiArrayDimension"]
     return types["std_msgs/msg/MultiArrayLayout"](
-        dim=[dim(label=lab, size=int(s), stride=int(st)) for lab, s, st in zip(labels, shape, strides)],
+        dim=[dim(label=lab, size=size, stride=stride) for lab, size, stride in multiarray_dims(shape, labels)],
         data_offset=0)
 
 

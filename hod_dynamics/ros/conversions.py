@@ -10,18 +10,18 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..errors import TrajectoryError
+from ..msgfields import NS_PER_S, multiarray_dims, seconds_to_ns, split_ns, stamp_ns
 
 
 def to_seconds(stamp):
     """builtin_interfaces Time or Duration -> float seconds."""
-    return stamp.sec + 1e-9 * stamp.nanosec
+    return stamp_ns(stamp) / NS_PER_S
 
 
 def duration(seconds):
     """float seconds (>= 0 or negative) -> builtin_interfaces Duration (nanosec in [0, 1e9))."""
-    total = int(round(float(seconds) * 1e9))
-    sec, nanosec = divmod(total, 1_000_000_000)
-    return Duration(sec=int(sec), nanosec=int(nanosec))
+    sec, nanosec = split_ns(seconds_to_ns(seconds))
+    return Duration(sec=sec, nanosec=nanosec)
 
 
 def waypoints_from_msg(msg):
@@ -53,12 +53,9 @@ def waypoints_from_msg(msg):
 def multiarray(values, labels):
     """ndarray -> Float64MultiArray, row-major, dims labelled ``labels`` (one per axis)."""
     values = np.ascontiguousarray(values, dtype=float)
-    if values.ndim != len(labels):
-        raise ValueError(f"{values.ndim}-d array for labels {labels}")
     msg = Float64MultiArray()
-    strides = np.cumprod((values.shape + (1,))[::-1])[::-1][:-1] if values.ndim else []
-    msg.layout.dim = [MultiArrayDimension(label=lab, size=int(s), stride=int(st))
-                      for lab, s, st in zip(labels, values.shape, strides)]
+    msg.layout.dim = [MultiArrayDimension(label=lab, size=size, stride=stride)
+                      for lab, size, stride in multiarray_dims(values.shape, labels)]
     msg.data = values.ravel().tolist()
     return msg
 

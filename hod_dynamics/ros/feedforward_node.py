@@ -41,6 +41,7 @@ from ..errors import HodDynamicsError
 from ..dynamics import time_derivatives
 from ..feedforward import feedforward, profile, save_csv, save_npz, summary
 from ..model import RobotModel
+from ..msgfields import stamp_ns
 from ..trajectory import Trajectory
 from .conversions import multiarray, trajectory_msg, waypoints_from_msg
 from .process import StartupError, run
@@ -194,8 +195,8 @@ class FeedforwardNode(Node):
         except HodDynamicsError as exc:
             self._reject(str(exc))
             return
-        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        start = stamp_ns if stamp_ns > 0 else now_ns
+        stamp = stamp_ns(msg.header.stamp)
+        start = stamp if stamp > 0 else now_ns
         with self._lock:
             self.pending = [p for p in self.pending if p[0] < start] + [(start, traj)]
             self.latest = traj
