@@ -42,6 +42,19 @@ def _njit(f):
         return numba.njit(cache=False, error_model="numpy", fastmath={"contract"})(f)
 
 
+def _inline(f):
+    """A helper that numba copies into each caller (``inline="always"``).
+
+    LLVM leaves calls to some helpers as calls, and a call that passes arrays also
+    increments and decrements each array's reference count (atomic operations): for a
+    helper doing a few dozen flops on one sample that costs more than the arithmetic.
+    Measured, not applied everywhere: on the partials' 6x6 products it saves ~20 % at no
+    compile cost; on the lane loops of :func:`rnea_jets` it helps one sample but slows
+    batches by a third and lengthens the first compile.
+    """
+    return numba.njit(inline="always", error_model="numpy", fastmath={"contract"})(f)
+
+
 LANES = 64  # measured: 32 to 128 lanes all run at about the same speed
 
 

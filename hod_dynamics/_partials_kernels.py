@@ -3,109 +3,69 @@
 Loops over samples, bodies and directions implementing exactly the formulas of
 :mod:`hod_dynamics.partials` (world-frame state, its tangents along the unit directions of q and
 qd, and the assembly of d tau_i / d x_j and their tangents); see that module for the maths.
+Structure exploited (same numbers): tangents along qd leave S and the inertias unchanged
+(their terms are skipped); the symmetric tensors (d2tau/dq dq and d2tau/dqd dqd in (j, k),
+dM/dq in (i, j)) are computed on one half and mirrored, so they are exactly symmetric.
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 """
 
 import numpy as np
 
-from ._kernels import _njit, screw_exp
-
-
-@_njit
-def _ad(a, b, out):
-    """out = ad(a) b = (a_w x b_w, a_w x b_v + a_v x b_w) for twists a, b (6,)."""
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    out[3] = a[1] * b[5] - a[2] * b[4] + a[4] * b[2] - a[5] * b[1]
-    out[4] = a[2] * b[3] - a[0] * b[5] + a[5] * b[0] - a[3] * b[2]
-    out[5] = a[0] * b[4] - a[1] * b[3] + a[3] * b[1] - a[4] * b[0]
-
-
-@_njit
-def _adstar(a, f, out):
-    """out = ad*(a) f = -ad(a)^T f = (a_w x f_t + a_v x f_f, a_w x f_f)."""
-    out[0] = a[1] * f[2] - a[2] * f[1] + a[4] * f[5] - a[5] * f[4]
-    out[1] = a[2] * f[0] - a[0] * f[2] + a[5] * f[3] - a[3] * f[5]
-    out[2] = a[0] * f[1] - a[1] * f[0] + a[3] * f[4] - a[4] * f[3]
-    out[3] = a[1] * f[5] - a[2] * f[4]
-    out[4] = a[2] * f[3] - a[0] * f[5]
-    out[5] = a[0] * f[4] - a[1] * f[3]
-
-
-@_njit
-def _mv(M, x, out):
-    for r in range(6):
-        t = 0.0
-        for c in range(6):
-            t += M[r, c] * x[c]
-        out[r] = t
-
-
-@_njit
-def _rate(a, I, out, tmp):
-    """out = ad*(a) I - I ad(a) = N + N^T, N = ad*(a) I (I symmetric); tmp (6,) scratch."""
-    for c in range(6):
-        _adstar(a, I[:, c], tmp)
-        for r in range(6):
-            out[r, c] = tmp[r]
-    for r in range(6):
-        for c in range(r, 6):
-            s = out[r, c] + out[c, r]
-            out[r, c] = s
-            out[c, r] = s
+from ._kernels import _inline, _njit, screw_exp
 
 
 @_njit
 def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h, alpha,
-           Ic, Bc, hc, F, t6):
-    """World-frame RNEA quantities of one sample (see partials._state)."""
+           Ic, Bc, hc, F, scratch):
+    """World-frame RNEA quantities of one sample (see partials._state); q, qd, qdd (n,).
+
+    ``scratch``: arrays from :func:`_state_scratch`; rows are addressed by index (no views).
+    """
+    RT, pT, E, Ai, MA, N, G = scratch
     n = screws.shape[0]
-    RT = np.empty((n, 3, 3))
-    pT = np.empty((n, 3))
-    E = np.empty((3, 3))
-    RC = np.empty((3, 3))
-    pC, Rw, Rv = np.empty(3), np.empty(3), np.empty(3)
-    Ai = np.zeros((6, 6))
-    MA = np.empty((6, 6))
+    G[0] = g0
     for l in range(n):
         par = parents[l]
         pe0, pe1, pe2 = screw_exp(screws, l, q[l], E)
         # C = refs[l] @ (E, pe); T_l = T_par @ C
         for r in range(3):
-            for c in range(3):
-                RC[r, c] = (refs[l, r, 0] * E[0, c] + refs[l, r, 1] * E[1, c]
-                            + refs[l, r, 2] * E[2, c])
-            pC[r] = refs[l, r, 0] * pe0 + refs[l, r, 1] * pe1 + refs[l, r, 2] * pe2 + refs[l, r, 3]
+            c0 = refs[l, r, 0] * E[0, 0] + refs[l, r, 1] * E[1, 0] + refs[l, r, 2] * E[2, 0]
+            c1 = refs[l, r, 0] * E[0, 1] + refs[l, r, 1] * E[1, 1] + refs[l, r, 2] * E[2, 1]
+            c2 = refs[l, r, 0] * E[0, 2] + refs[l, r, 1] * E[1, 2] + refs[l, r, 2] * E[2, 2]
+            pc = refs[l, r, 0] * pe0 + refs[l, r, 1] * pe1 + refs[l, r, 2] * pe2 + refs[l, r, 3]
+            MA[r, 0], MA[r, 1], MA[r, 2], MA[r, 3] = c0, c1, c2, pc
         for r in range(3):
             if par < 0:
-                pT[l, r] = pC[r]
+                pT[l, r] = MA[r, 3]
                 for c in range(3):
-                    RT[l, r, c] = RC[r, c]
+                    RT[l, r, c] = MA[r, c]
             else:
-                pT[l, r] = (RT[par, r, 0] * pC[0] + RT[par, r, 1] * pC[1] + RT[par, r, 2] * pC[2]
-                            + pT[par, r])
+                pT[l, r] = (RT[par, r, 0] * MA[0, 3] + RT[par, r, 1] * MA[1, 3]
+                            + RT[par, r, 2] * MA[2, 3] + pT[par, r])
                 for c in range(3):
-                    RT[l, r, c] = (RT[par, r, 0] * RC[0, c] + RT[par, r, 1] * RC[1, c]
-                                   + RT[par, r, 2] * RC[2, c])
-        R, p = RT[l], pT[l]
+                    RT[l, r, c] = (RT[par, r, 0] * MA[0, c] + RT[par, r, 1] * MA[1, c]
+                                   + RT[par, r, 2] * MA[2, c])
+        p0, p1, p2 = pT[l, 0], pT[l, 1], pT[l, 2]
         for r in range(3):
-            Rw[r] = R[r, 0] * screws[l, 0] + R[r, 1] * screws[l, 1] + R[r, 2] * screws[l, 2]
-            Rv[r] = R[r, 0] * screws[l, 3] + R[r, 1] * screws[l, 4] + R[r, 2] * screws[l, 5]
-        S[l, 0], S[l, 1], S[l, 2] = Rw[0], Rw[1], Rw[2]
-        S[l, 3] = p[1] * Rw[2] - p[2] * Rw[1] + Rv[0]
-        S[l, 4] = p[2] * Rw[0] - p[0] * Rw[2] + Rv[1]
-        S[l, 5] = p[0] * Rw[1] - p[1] * Rw[0] + Rv[2]
+            S[l, r] = (RT[l, r, 0] * screws[l, 0] + RT[l, r, 1] * screws[l, 1]
+                       + RT[l, r, 2] * screws[l, 2])
+            S[l, r + 3] = (RT[l, r, 0] * screws[l, 3] + RT[l, r, 1] * screws[l, 4]
+                           + RT[l, r, 2] * screws[l, 5])
+        w0, w1, w2 = S[l, 0], S[l, 1], S[l, 2]
+        S[l, 3] += p1 * w2 - p2 * w1
+        S[l, 4] += p2 * w0 - p0 * w2
+        S[l, 5] += p0 * w1 - p1 * w0
         # Ad(T^-1) = [[R^T, 0], [-R^T p~, R^T]]
         for r in range(3):
+            a0, a1, a2 = RT[l, 0, r], RT[l, 1, r], RT[l, 2, r]
             for c in range(3):
-                Ai[r, c] = R[c, r]
-                Ai[r + 3, c + 3] = R[c, r]
-            # row r of -R^T p~ is -(R[:, r] x ... ): (R^T p~)[r, c] = (p x e_c) . R[:, r]
-            a0, a1, a2 = R[0, r], R[1, r], R[2, r]
-            Ai[r + 3, 0] = -(a1 * p[2] - a2 * p[1])
-            Ai[r + 3, 1] = -(a2 * p[0] - a0 * p[2])
-            Ai[r + 3, 2] = -(a0 * p[1] - a1 * p[0])
+                Ai[r, c] = RT[l, c, r]
+                Ai[r, c + 3] = 0.0
+                Ai[r + 3, c + 3] = RT[l, c, r]
+            # (R^T p~)[r, c] = (p x e_c) . R[:, r]
+            Ai[r + 3, 0] = -(a1 * p2 - a2 * p1)
+            Ai[r + 3, 1] = -(a2 * p0 - a0 * p2)
+            Ai[r + 3, 2] = -(a0 * p1 - a1 * p0)
         # I = Ai^T M Ai
         for r in range(6):
             for c in range(6):
@@ -120,32 +80,50 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
                     t += Ai[k, r] * MA[k, c]
                 I[l, r, c] = t
         if par < 0:
-            Vp[l] = 0.0
-            Ap[l] = g0
+            _lin(Vp, l, G, 1, 0.0, G, 1, 0.0)
+            _lin(Ap, l, G, 0, 1.0, G, 1, 0.0)
         else:
-            Vp[l] = V[par]
-            Ap[l] = A[par]
-        _ad(Vp[l], S[l], Sd[l])
+            _lin(Vp, l, V, par, 1.0, G, 1, 0.0)
+            _lin(Ap, l, A, par, 1.0, G, 1, 0.0)
+        _ad_r(Vp, l, S, l, Sd, l, 0)
         for r in range(6):
             V[l, r] = Vp[l, r] + S[l, r] * qd[l]
             A[l, r] = Ap[l, r] + S[l, r] * qdd[l] + Sd[l, r] * qd[l]
-        _mv(I[l], V[l], h[l])
-        _ad(Ap[l], S[l], alpha[l])
-        _ad(Vp[l], Sd[l], t6)
-        alpha[l] += t6
-        _rate(V[l], I[l], Bc[l], t6)
-        Ic[l] = I[l]
-        hc[l] = h[l]
-        _mv(I[l], A[l], F[l])
-        _adstar(V[l], h[l], t6)
-        F[l] += t6
-    for l in range(n - 1, -1, -1):
+        _mv_r(I, l, V, l, h, l, 0)
+        _ad_r(Ap, l, S, l, alpha, l, 0)
+        _ad_r(Vp, l, Sd, l, alpha, l, 1)
+        _sym_adstar(V, l, I, l, Bc, l, 0, N)
+        for r in range(6):
+            hc[l, r] = h[l, r]
+            for c in range(6):
+                Ic[l, r, c] = I[l, r, c]
+        _mv_r(I, l, A, l, F, l, 0)
+        _adstar_r(V, l, h, l, F, l, 1)
+    _subtree_sums(parents, 1, hc, F, Ic, Bc)
+
+
+@_njit
+def _subtree_sums(parents, k, h, F, Ic, Bc):
+    """Turn per-body rows into composites (sums over each body's subtree) in place; row
+    ``l * k + m`` holds body l, direction m < k (k = 1 for the primal state)."""
+    for l in range(parents.shape[0] - 1, -1, -1):
         par = parents[l]
         if par >= 0:
-            Ic[par] += Ic[l]
-            Bc[par] += Bc[l]
-            hc[par] += hc[l]
-            F[par] += F[l]
+            for m in range(k):
+                a, b = par * k + m, l * k + m
+                for r in range(6):
+                    h[a, r] += h[b, r]
+                    F[a, r] += F[b, r]
+                    for c in range(6):
+                        Ic[a, r, c] += Ic[b, r, c]
+                        Bc[a, r, c] += Bc[b, r, c]
+
+
+@_njit
+def _state_scratch(n):
+    """Work arrays of :func:`_state`; G row 0 holds the base acceleration, row 1 zeros."""
+    return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((3, 3)), np.empty((6, 6)),
+            np.empty((6, 6)), np.empty((6, 6)), np.zeros((2, 6)))
 
 
 # -- row helpers: vectors are rows of (rows, 6) arrays, matrices rows of (rows, 6, 6) arrays,
@@ -184,7 +162,7 @@ def _adstar_r(A, ia, F, ib, O, io, mode):
          a0 * f4 - a1 * f3)
 
 
-@_njit
+@_inline
 def _mv_r(M, im, X, ix, O, io, mode):
     """O[io] (op)= M[im] @ X[ix]."""
     x0, x1, x2, x3, x4, x5 = X[ix, 0], X[ix, 1], X[ix, 2], X[ix, 3], X[ix, 4], X[ix, 5]
@@ -290,17 +268,7 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
                     for c in range(6):
                         dIc[row, r, c] = 0.0
             _adstar_r(V, l, dhc, row, dF, row, 1)
-    for l in range(n - 1, -1, -1):
-        par = parents[l]
-        if par >= 0:
-            for m in range(n):
-                a, b = par * n + m, l * n + m
-                for r in range(6):
-                    dhc[a, r] += dhc[b, r]
-                    dF[a, r] += dF[b, r]
-                    for c in range(6):
-                        dIc[a, r, c] += dIc[b, r, c]
-                        dBc[a, r, c] += dBc[b, r, c]
+    _subtree_sums(parents, n, dhc, dF, dIc, dBc)
 
 
 @_njit
@@ -327,13 +295,16 @@ def _pq(moves, S, Ic, Bc, hc, dS, dIc, dBc, dhc, P, Q, dP, dQ):
 
 
 @_njit
-def _assemble(anc, wrt, moves, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, dhc, dF,
-              out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z):
+def _assemble(anc, wrt, moves, sym, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, dhc,
+              dF, out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z):
     """out[i, j, m]: tangent along direction m of d tau_i / d wrt_j (see
     partials._assemble_tangent); wrt 0: q, 1: qd, 2: qdd; tangent rows j * n + m; P, Q, dP,
-    dQ from :func:`_pq` of the same tangent; ``moves``: the tangent is along q."""
+    dQ from :func:`_pq` of the same tangent; ``moves``: the tangent is along q (along qd,
+    dS = dIc = dP = 0). ``sym`` 1: the tensor is symmetric in (j, m), 2: in (i, j); only one
+    half is computed and the other copied (exactly symmetric results, half the work)."""
     n = S.shape[0]
     has_y = wrt != 2
+    dy_on = has_y and (moves or wrt == 0)  # dy = dS for wrt qd, zero along qd
     for j in range(n):
         if wrt == 0:
             _lin(x, j, alpha, j, 1.0, Z, 0, 0.0)
@@ -342,8 +313,7 @@ def _assemble(anc, wrt, moves, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc
         else:
             _lin(x, j, Sd, j, 2.0, S, j, 0.0) if wrt == 1 else _lin(x, j, S, j, 1.0, Z, 0, 0.0)
             _lin(y, j, S, j, 1.0 if wrt == 1 else 0.0, Z, 0, 0.0)
-            _lin(z, j, Z, 0, 0.0, Z, 0, 0.0)
-        for m in range(n):
+        for m in range(j + 1 if sym == 1 else n):
             row = j * n + m
             if wrt == 0:
                 _lin(dx, row, dalpha, row, 1.0, Z, 0, 0.0)
@@ -353,49 +323,70 @@ def _assemble(anc, wrt, moves, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc
             elif wrt == 1:
                 _lin(dx, row, dSd, row, 2.0, Z, 0, 0.0)
                 _lin(dy, row, dS, row, 1.0, Z, 0, 0.0)
-                _lin(dz, row, Z, 0, 0.0, Z, 0, 0.0)
             else:
                 _lin(dx, row, dS, row, 1.0, Z, 0, 0.0)
-                _lin(dy, row, Z, 0, 0.0, Z, 0, 0.0)
-                _lin(dz, row, Z, 0, 0.0, Z, 0, 0.0)
-    for i in range(n):
-        _mv_r(Ic, i, x, i, w, i, 0)
-        _mv_r(Bc, i, y, i, w, i, 1)
-        _adstar_r(y, i, hc, i, w, i, 1)
-        _lin(w, i, w, i, 1.0, z, i, 1.0)
-        for m in range(n):
-            row = i * n + m
+    if sym != 2:  # with (i, j) symmetry the pairs "j below i" are copies: no dw needed
+        for i in range(n):
             # dw = dIc x + Ic dx + dBc y + Bc dy + ad*(dy) hc + ad*(y) dhc + dz
-            _mv_r(Ic, i, dx, row, dw, row, 0)
-            if moves:
-                _mv_r(dIc, row, x, i, dw, row, 1)
+            _mv_r(Ic, i, x, i, w, i, 0)
             if has_y:
-                _mv_r(dBc, row, y, i, dw, row, 1)
-                _mv_r(Bc, i, dy, row, dw, row, 1)
-                _adstar_r(dy, row, hc, i, dw, row, 1)
-                _adstar_r(y, i, dhc, row, dw, row, 1)
-            _lin(dw, row, dw, row, 1.0, dz, row, 1.0)
+                _mv_r(Bc, i, y, i, w, i, 1)
+                _adstar_r(y, i, hc, i, w, i, 1)
+            if wrt == 0:
+                _lin(w, i, w, i, 1.0, z, i, 1.0)
+            for m in range(i + 1 if sym == 1 else n):
+                row = i * n + m
+                _mv_r(Ic, i, dx, row, dw, row, 0)
+                if moves:
+                    _mv_r(dIc, row, x, i, dw, row, 1)
+                if has_y:
+                    _mv_r(dBc, row, y, i, dw, row, 1)
+                    _adstar_r(y, i, dhc, row, dw, row, 1)
+                if dy_on:
+                    _mv_r(Bc, i, dy, row, dw, row, 1)
+                    _adstar_r(dy, row, hc, i, dw, row, 1)
+                if wrt == 0:
+                    _lin(dw, row, dw, row, 1.0, dz, row, 1.0)
+    # m innermost: the sums of one (i, j) are independent, so they run side by side instead
+    # of as one chain of dependent additions
     for i in range(n):
         for j in range(n):
+            top = j + 1 if sym == 1 else n
+            for m in range(top):
+                out[i, j, m] = 0.0
             if anc[i, j]:  # j is i or an ancestor of i
-                for m in range(n):
-                    a, b = i * n + m, j * n + m
-                    v = 0.0
-                    for r in range(6):
-                        v += dP[a, r] * x[j, r] + P[i, r] * dx[b, r]
+                for r in range(6):
+                    xr, Pr, yr, Qr = x[j, r], P[i, r], y[j, r], Q[i, r]
+                    for m in range(top):
+                        a, b = i * n + m, j * n + m
+                        v = Pr * dx[b, r]
+                        if moves:
+                            v += dP[a, r] * xr
                         if has_y:
-                            v += dQ[a, r] * y[j, r] + Q[i, r] * dy[b, r]
-                    out[i, j, m] = v
-            elif anc[j, i]:  # j strictly below i
-                for m in range(n):
-                    a, b = i * n + m, j * n + m
-                    v = 0.0
-                    for r in range(6):
-                        v += dS[a, r] * w[j, r] + S[i, r] * dw[b, r]
-                    out[i, j, m] = v
-            else:
-                for m in range(n):
-                    out[i, j, m] = 0.0
+                            v += dQ[a, r] * yr
+                        if dy_on:
+                            v += Qr * dy[b, r]
+                        out[i, j, m] += v
+            elif anc[j, i] and sym != 2:  # j strictly below i
+                for r in range(6):
+                    wr, Sr = w[j, r], S[i, r]
+                    for m in range(top):
+                        a, b = i * n + m, j * n + m
+                        v = Sr * dw[b, r]
+                        if moves:
+                            v += dS[a, r] * wr
+                        out[i, j, m] += v
+    if sym == 1:
+        for i in range(n):
+            for j in range(n):
+                for m in range(j):
+                    out[i, m, j] = out[i, j, m]
+    elif sym == 2:
+        for i in range(n):
+            for j in range(i):
+                if anc[i, j]:
+                    for m in range(n):
+                        out[j, i, m] = out[i, j, m]
 
 
 @_njit
@@ -417,25 +408,26 @@ def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
     dx, dy, dz, dw = _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n)
     Pq, Qq, Pv, Qv = _e2(n), _e2(n), _e2(n), _e2(n)
     dPq, dQq, dPv, dQv = _e2(n * n), _e2(n * n), _e2(n * n), _e2(n * n)
-    t6 = np.empty(6)
+    scratch = _state_scratch(n)
     N = np.empty((6, 6))
     Z = np.zeros((1, 6))
     for b in range(B):
         _state(parents, screws, refs, inertias, g0, q[b], qd[b], qdd[b], S, I, V, Vp, Sd, A,
-               Ap, h, alpha, Ic, Bc, hc, F, t6)
+               Ap, h, alpha, Ic, Bc, hc, F, scratch)
         _tangent(parents, anc, True, qd[b], qdd[b], S, I, V, Vp, Sd, A, Ap, h,
                  dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq, dVq, dAq, Z, N)
         _tangent(parents, anc, False, qd[b], qdd[b], S, I, V, Vp, Sd, A, Ap, h,
                  dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv, dVv, dAv, Z, N)
         _pq(True, S, Ic, Bc, hc, dSq, dIcq, dBcq, dhcq, Pq, Qq, dPq, dQq)
         _pq(False, S, Ic, Bc, hc, dSv, dIcv, dBcv, dhcv, Pv, Qv, dPv, dQv)
-        _assemble(anc, 0, True, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
+        # d2tau/dq dq and d2tau/dqd dqd are symmetric in (j, k), dM/dq in (i, j)
+        _assemble(anc, 0, True, 1, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
                   dhcq, dFq, out[0, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
-        _assemble(anc, 1, False, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
+        _assemble(anc, 1, False, 1, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
                   dhcv, dFv, out[1, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
-        _assemble(anc, 0, False, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
+        _assemble(anc, 0, False, 0, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
                   dhcv, dFv, out[2, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
-        _assemble(anc, 2, True, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
+        _assemble(anc, 2, True, 2, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
                   dhcq, dFq, out[3, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
 
 
@@ -488,10 +480,10 @@ def first_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
     h, alpha, hc, F = _e2(n), _e2(n), _e2(n), _e2(n)
     I, Ic, Bc = np.empty((n, 6, 6)), np.empty((n, 6, 6)), np.empty((n, 6, 6))
     P, Q, x, y, w = _e2(n), _e2(n), _e2(n), _e2(n), _e2(n)
-    t6 = np.empty(6)
+    scratch = _state_scratch(n)
     for b in range(B):
         _state(parents, screws, refs, inertias, g0, q[b], qd[b], qdd[b], S, I, V, Vp, Sd, A,
-               Ap, h, alpha, Ic, Bc, hc, F, t6)
+               Ap, h, alpha, Ic, Bc, hc, F, scratch)
         for i in range(n):
             _mv_r(Ic, i, S, i, P, i, 0)
             _mv_r(Bc, i, S, i, Q, i, 0)

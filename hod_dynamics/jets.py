@@ -12,6 +12,7 @@ from math import factorial
 import numpy as np
 
 from .errors import InputError
+from .model import all_finite
 
 
 def factorials(K):
@@ -31,8 +32,9 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False):
         shape = f"(..., r, {n}) with r >= {rows}" if at_least else f"(..., {rows}, {n})"
         raise InputError(f"{name} must have shape {shape} (rows x^(0..{rows - 1}), one column per "
                          f"joint of '{model.name}'), got {a.shape}")
-    a = a[..., :rows, :]
-    if not np.all(np.isfinite(a)):
+    if a.shape[-2] != rows:
+        a = a[..., :rows, :]
+    if not all_finite(a):
         bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
         raise InputError(f"{name} holds a non-finite value at index {bad} "
                          f"(derivative {bad[-2]}, joint '{model.joint_names[bad[-1]]}')")

@@ -14,8 +14,9 @@ body ``i`` is moved by joint ``i``. In the notation of the seeds (000, 001):
   base acceleration ``dV_0 = (0, -g)`` (seed 004).
 """
 
+import weakref
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, wraps
 from types import MappingProxyType
 from typing import Mapping, Optional, Sequence, Tuple
 
@@ -303,14 +304,42 @@ def check_state(model: RobotModel, **arrays: Optional[np.ndarray]):
         if a.ndim == 0 or a.shape[-1] != n:
             raise InputError(f"{key} must have shape (..., {n}) for model '{model.name}' "
                              f"with joints {list(model.joint_names)}, got shape {a.shape}")
-        if not np.all(np.isfinite(a)):
+        if not all_finite(a):
             bad = np.argwhere(~np.isfinite(a))[0]
             raise InputError(f"{key} holds a non-finite value at index {tuple(bad.tolist())} "
                              f"(joint '{model.joint_names[bad[-1]]}')")
         out[key] = a
+    shapes = {a.shape for a in out.values()}
+    if len(shapes) == 1:  # the common case, and numpy's broadcasting helpers cost microseconds
+        return list(out.values())
     try:
-        shape = np.broadcast_shapes(*(a.shape for a in out.values()))
+        shape = np.broadcast_shapes(*shapes)
     except ValueError:
         raise InputError("batch shapes do not broadcast: " + ", ".join(
             f"{k} {a.shape}" for k, a in out.items())) from None
     return [np.broadcast_to(a, shape) for a in out.values()]
+
+
+def all_finite(a):
+    """True when the float array ``a`` holds no NaN or infinity (``np.all(np.isfinite(a))``
+    at half its cost on the small arrays of single samples)."""
+    return bool(np.isfinite(a).all())
+
+
+def per_model(func):
+    """Cache ``func(model)`` for as long as the model lives (models are immutable).
+
+    For the arrays an algorithm derives from a model once (compiled-kernel layouts, tree
+    masks); unlike ``functools.lru_cache`` it keeps no model alive.
+    """
+    cache = weakref.WeakKeyDictionary()
+
+    @wraps(func)
+    def cached(model):
+        try:
+            return cache[model]
+        except KeyError:
+            value = cache[model] = func(model)
+            return value
+
+    return cached

@@ -29,13 +29,12 @@ Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on 
 no Python loop runs over samples.
 """
 
-from functools import lru_cache
 from types import SimpleNamespace
 
 import numpy as np
 
 from .backend import resolve_backend
-from .model import check_state
+from .model import check_state, per_model
 from .spatial import Ad, ad, inverse, screw_exp
 
 
@@ -129,7 +128,7 @@ def _outer_sb(a, b):
 
 
 # -- the tree -------------------------------------------------------------------------------------
-@lru_cache(maxsize=32)
+@per_model
 def _masks(model):
     """``ancb[i, j]``: j is i or an ancestor of i; ``below[i, j]``: j is strictly below i."""
     n = model.n_dof
@@ -292,9 +291,10 @@ def _assemble_tangent(st, dst, wrt):
 
 # -- public API -----------------------------------------------------------------------------------
 def _flat(model, **arrays):
-    arrays = dict(zip(arrays, check_state(model, **arrays)))
-    batch = next(iter(arrays.values())).shape[:-1]
-    return batch, [a.reshape(-1, model.n_dof) for a in arrays.values()]
+    """Validated arrays (..., n) -> (batch shape, [contiguous (B, n) arrays])."""
+    arrays = check_state(model, **arrays)
+    n = model.n_dof
+    return arrays[0].shape[:-1], [np.ascontiguousarray(a.reshape(-1, n)) for a in arrays]
 
 
 def id_partials(model, q, qd, qdd, *, backend=None):
@@ -311,10 +311,9 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     if resolve_backend(backend) == "numba":
         from ._partials_kernels import first_partials
 
-        out = np.empty((3, q.shape[0], n, n))
-        first_partials(*_kernel_model(model), np.ascontiguousarray(q), np.ascontiguousarray(qd),
-                       np.ascontiguousarray(qdd), out)
-        return tuple(t.reshape(batch + (n, n)) for t in out)
+        out = np.empty((3,) + batch + (n, n))
+        first_partials(*_kernel_model(model), q, qd, qdd, out.reshape(3, -1, n, n))
+        return tuple(out)
     st = _state(model, q, qd, qdd)
     return tuple(_assemble(st, wrt).reshape(batch + (n, n)) for wrt in ("q", "qd", "qdd"))
 
@@ -337,24 +336,24 @@ def id_second_partials(model, q, qd, qdd, *, backend=None):
     """
     batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
-    out = np.empty((4, q.shape[0], n, n, n))
+    out = np.empty((4,) + batch + (n, n, n))
+    flat = out.reshape(4, -1, n, n, n)  # a view: the kernels write the result in place
     if resolve_backend(backend) == "numba":
         from ._partials_kernels import second_partials
 
-        second_partials(*_kernel_model(model), np.ascontiguousarray(q), np.ascontiguousarray(qd),
-                        np.ascontiguousarray(qdd), out)
-        return tuple(t.reshape(batch + (n, n, n)) for t in out)
+        second_partials(*_kernel_model(model), q, qd, qdd, flat)
+        return tuple(out)
     block = max(1, _SECOND_ORDER_BLOCK // n ** 3)
     for s in range(0, q.shape[0], block):
-        out[:, s:s + block] = _second_partials(model, q[s:s + block], qd[s:s + block],
-                                               qdd[s:s + block])
-    return tuple(t.reshape(batch + (n, n, n)) for t in out)
+        flat[:, s:s + block] = _second_partials(model, q[s:s + block], qd[s:s + block],
+                                                qdd[s:s + block])
+    return tuple(out)
 
 
 _SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials
 
 
-@lru_cache(maxsize=32)
+@per_model
 def _kernel_model(model):
     """Model arrays in the form the compiled kernel takes (``anc[l, m]``: m is l or above)."""
     arrays = (model.parents.astype(np.int64), _masks(model)[0], model.screws, model.references,

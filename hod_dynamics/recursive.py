@@ -14,14 +14,13 @@ Every array keeps the Taylor-coefficient axis first and the (flattened) batch se
 call evaluates many trajectory samples without a Python loop over samples.
 """
 
-from functools import lru_cache
-
 import numpy as np
 
 from .backend import kernels, resolve_backend
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
                    from_taylor, to_taylor)
+from .model import per_model
 from .spatial import Ad, inverse, screw_exp
 
 
@@ -176,7 +175,7 @@ def _rnea_numba(model, jet, K, wext, out):
                         wext, out)
 
 
-@lru_cache(maxsize=32)
+@per_model
 def _kernel_model(model):
     """Contiguous model arrays in the form the compiled kernel takes."""
     Ainv = model.Ad_references_inv

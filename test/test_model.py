@@ -107,3 +107,40 @@ def test_from_screws_validation(kwargs, match):
     args.update(kwargs)
     with pytest.raises(hd.ModelError, match=match):
         hd.RobotModel.from_screws(args.pop("screws"), args.pop("references"), args.pop("inertias"), **args)
+
+
+def test_per_model_cache_keeps_no_model_alive(planar_2r, rng):
+    """The compiled-kernel layouts are cached per model without holding models forever."""
+    import gc
+    import weakref
+
+    from hod_dynamics.model import per_model
+
+    calls = []
+
+    @per_model
+    def derived(model):
+        calls.append(model.name)
+        return model.n_dof
+
+    model = hd.RobotModel.from_urdf(hd.robots.robot_path("planar_2r"))
+    assert derived(model) == derived(model) == 2 and len(calls) == 1
+    ref = weakref.ref(model)
+    del model
+    gc.collect()
+    assert ref() is None
+
+
+def test_check_state_broadcasts_and_names_the_bad_argument(iiwa):
+    q = np.zeros(7)
+    out = hd.model.check_state(iiwa, q=q, qd=np.ones((3, 7)))
+    assert [a.shape for a in out] == [(3, 7), (3, 7)]
+    assert out[0] is not q and np.shares_memory(out[0], q)
+    same = hd.model.check_state(iiwa, q=q, qd=q)
+    assert same[0] is q  # already a float array of the common shape: no copy
+    with pytest.raises(hd.InputError, match=r"qd holds a non-finite value at index \(1, 4\)"):
+        bad = np.ones((2, 7))
+        bad[1, 4] = np.nan
+        hd.model.check_state(iiwa, q=q, qd=bad)
+    with pytest.raises(hd.InputError, match="do not broadcast"):
+        hd.model.check_state(iiwa, q=np.zeros((2, 7)), qd=np.zeros((3, 7)))
