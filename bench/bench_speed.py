@@ -118,10 +118,11 @@ def bench_robot(name, model, pr, quick):
     ours = hd.time_derivatives(model, j2[:20], 2)
     fd = np.array([np.array(routes.fd_route(s)[2])[routes.vidx] for s in range(20)])
     fd_err = np.max(np.abs(fd - ours[:, 2])) / np.max(np.abs(ours[:, 2]))
-    rows = []
+    rows, times = [], {}
 
     def add(label, batch, t, ref_key):
         ref = (pin_1 if batch == 1 else pin_B)[ref_key]
+        times[label, 1 if batch == 1 else "batch"] = (t, t / ref)
         rows.append(f"| {name} (n={n}) | {label} | {batch} | {us(t)} | {t / ref:.3f} |")
 
     for key, label in (("rnea", "pin.rnea"), ("rnea_derivatives", "pin.computeRNEADerivatives"),
@@ -148,7 +149,7 @@ def bench_robot(name, model, pr, quick):
         "rnea_derivatives")
     rows.append(f"| {name} (n={n}) | (error of the Pinocchio FD tau_dd, relative to max) | | "
                 f"{fd_err:.1e} | |")
-    return rows
+    return rows, times
 
 
 def robots(quick):
@@ -163,19 +164,27 @@ def robots(quick):
 
 
 def scaling_dof(quick):
+    """Order-2 cost on chains of 7..56 joints; returns the growth exponent of the batched cost
+    (slope of log time against log joints: 1 is linear)."""
     print("\n| chain joints | hd order 2, 1 sample (us) | hd order 2, batch (us/sample) | "
-          "pin FD route, 1 sample (us) | hd single / pin |")
-    print("| ---: | ---: | ---: | ---: | ---: |")
+          "batch per joint (us) | pin FD route, 1 sample (us) | hd single / pin |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     B = 1_000 if quick else BATCH
-    for n in (7, 14, 28, 56):
+    sizes, batched = (7, 14, 28, 56), []
+    for n in sizes:
         text = chain_urdf(n)
         model = hd.RobotModel.from_urdf(text)
         jet = jets_for(model, B, 5)
         t1 = median_time(lambda: hd.time_derivatives(model, jet[0], 2), BUDGET)
         tB = median_time(lambda: hd.time_derivatives(model, jet, 2), BUDGET) / B
+        batched.append(tB)
         routes = PinRoutes(PinocchioRobot(text, model), jet[:1])
         tp = median_time(routes.fd_route, BUDGET)
-        print(f"| {n} | {us(t1)} | {us(tB)} | {us(tp)} | {t1 / tp:.3f} |", flush=True)
+        print(f"| {n} | {us(t1)} | {us(tB)} | {tB / n * 1e6:.3f} | {us(tp)} | {t1 / tp:.3f} |",
+              flush=True)
+    exponent = np.polyfit(np.log(sizes), np.log(batched), 1)[0]
+    print(f"\ngrowth of the batched cost with the number of joints: t ~ n^{exponent:.2f}")
+    return exponent
 
 
 def scaling_order(model, quick):
@@ -201,6 +210,7 @@ def million(model):
     print(f"\n1,000,000 samples, Panda order 2: {dt:.2f} s ({us(dt / 1e6)} us per sample); peak "
           f"traced memory {peak / 2**20:.0f} MB, of which the result is "
           f"{out.nbytes / 2**20:.0f} MB (input {jet.nbytes / 2**20:.0f} MB, not counted)")
+    return peak - out.nbytes
 
 
 COMPILE_SNIPPET = """
@@ -230,24 +240,48 @@ def compile_time():
                   flush=True)
 
 
+def targets(times, exponent, extra_memory):
+    """The targets of issue 8 beside this run's numbers (a report, not a test: timings on a
+    shared machine vary by up to 2x between runs)."""
+    p, c = times["panda"], times["chain50"]
+    td2, td4, sp = ("hd.time_derivatives order 2", "hd.time_derivatives order 4",
+                    "hd.id_second_partials")
+    rows = [("Panda order 2, batch: us per sample", p[td2, "batch"][0] * 1e6, "<= 3"),
+            ("Panda order 2, batch: speed-up over the Pinocchio FD route",
+             1 / p[td2, "batch"][1], ">= 25"),
+            ("Panda order 2, one sample (us)", p[td2, 1][0] * 1e6, "<= 40"),
+            ("Panda order 4, one sample (us)", p[td4, 1][0] * 1e6, "<= 100"),
+            ("50-link chain order 2, one sample (us)", c[td2, 1][0] * 1e6, "<= 250"),
+            ("50-link chain order 2, batch: us per sample", c[td2, "batch"][0] * 1e6, "<= 20"),
+            ("growth exponent in the number of joints (batch)", exponent, "~ 1"),
+            ("id_second_partials Panda (us)", p[sp, 1][0] * 1e6, "<= 100"),
+            ("id_second_partials 50-link chain (ms)", c[sp, 1][0] * 1e3, "<= 10")]
+    if extra_memory is not None:
+        rows.append(("1,000,000 samples: working memory beyond the result (MB)",
+                     extra_memory / 2**20, "bounded (blocks)"))
+    print("\n| target (issue 8) | this run | goal |\n| --- | ---: | --- |")
+    for label, value, goal in rows:
+        print(f"| {label} | {value:.2f} | {goal} |")
+
+
 def main():
     quick = "--quick" in sys.argv
     start = time.perf_counter()
     print(f"backend: {resolve_backend()} (set HOD_DYNAMICS_BACKEND=numpy for the numpy path)\n")
     print("| robot | route | batch | us / sample (median) | ratio to Pinocchio |")
     print("| --- | --- | ---: | ---: | ---: |")
-    panda = None
+    panda, times = None, {}
     for name, model, pr in robots(quick):
         panda = panda or model
-        for line in bench_robot(name, model, pr, quick):
-            print(line, flush=True)
+        rows, times[name] = bench_robot(name, model, pr, quick)
+        print("\n".join(rows), flush=True)
     print("\nratio: time / the Pinocchio route at the same batch size: (tau, tau_d, tau_dd) FD "
           "route for time_derivatives, computeRNEADerivatives for the partials")
-    scaling_dof(quick)
+    exponent = scaling_dof(quick)
     scaling_order(panda, quick)
-    if not quick:
-        million(panda)
+    extra_memory = None if quick else million(panda)
     compile_time()
+    targets(times, exponent, extra_memory)
     print(f"\n(total {time.perf_counter() - start:.0f} s)")
 
 

@@ -30,6 +30,15 @@ def kernels():
     return _kernels
 
 
+@lru_cache(maxsize=1)
+def partials_kernels():
+    """The compiled partial-derivative kernels (:mod:`hod_dynamics._partials_kernels`); only
+    call it when :func:`resolve_backend` chose numba."""
+    from . import _partials_kernels
+
+    return _partials_kernels
+
+
 def numba_available():
     """True when the numba backend can run."""
     return kernels() is not None

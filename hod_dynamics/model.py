@@ -291,11 +291,13 @@ class RobotModel:
                 f" joints={list(self.joint_names)})")
 
 
-def check_state(model: RobotModel, **arrays: Optional[np.ndarray]):
+def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np.ndarray]):
     """Validate and broadcast joint-space arrays ``name=array`` with last axis ``n_dof``.
 
     Returns the arrays as float ndarrays broadcast to one common shape (..., n). Raises
     :class:`InputError` naming the argument that has the wrong shape or non-finite values.
+    ``finite=False`` skips the test for NaN and infinity, for callers whose compiled kernel
+    tests every value it reads (and then calls this again to name the bad one).
     """
     n = model.n_dof
     out = {}
@@ -304,7 +306,7 @@ def check_state(model: RobotModel, **arrays: Optional[np.ndarray]):
         if a.ndim == 0 or a.shape[-1] != n:
             raise InputError(f"{key} must have shape (..., {n}) for model '{model.name}' "
                              f"with joints {list(model.joint_names)}, got shape {a.shape}")
-        if not all_finite(a):
+        if finite and not all_finite(a):
             bad = np.argwhere(~np.isfinite(a))[0]
             raise InputError(f"{key} holds a non-finite value at index {tuple(bad.tolist())} "
                              f"(joint '{model.joint_names[bad[-1]]}')")

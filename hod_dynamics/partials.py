@@ -33,7 +33,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .backend import resolve_backend
+from .backend import partials_kernels, resolve_backend
+from .errors import InputError
 from .model import check_state, per_model
 from .spatial import Ad, ad, inverse, screw_exp
 
@@ -290,11 +291,17 @@ def _assemble_tangent(st, dst, wrt):
 
 
 # -- public API -----------------------------------------------------------------------------------
-def _flat(model, **arrays):
+def _flat(model, finite=True, **arrays):
     """Validated arrays (..., n) -> (batch shape, [contiguous (B, n) arrays])."""
-    arrays = check_state(model, **arrays)
+    arrays = check_state(model, finite=finite, **arrays)
     n = model.n_dof
     return arrays[0].shape[:-1], [np.ascontiguousarray(a.reshape(-1, n)) for a in arrays]
+
+
+def _refuse_non_finite(model, **arrays):
+    """A compiled kernel met a NaN or an infinity: raise the InputError that names it."""
+    check_state(model, **arrays)
+    raise InputError("the joint arrays hold a non-finite value")  # check_state names it first
 
 
 def id_partials(model, q, qd, qdd, *, backend=None):
@@ -306,15 +313,16 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     as Pinocchio's ``computeRNEADerivatives``. Raises InputError naming a bad argument.
     ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
     """
-    batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
+    compiled = resolve_backend(backend) == "numba"
+    batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
-    if resolve_backend(backend) == "numba":
-        from ._partials_kernels import first_partials
-
+    if compiled:
         out = np.empty((3,) + batch + (n, n))
-        first_partials(*_kernel_model(model), q, qd, qdd, out.reshape(3, -1, n, n))
+        if not partials_kernels().first_partials(*_kernel_model(model), *flat,
+                                                 out.reshape(3, -1, n, n)):
+            _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
-    st = _state(model, q, qd, qdd)
+    st = _state(model, *flat)
     return tuple(_assemble(st, wrt).reshape(batch + (n, n)) for wrt in ("q", "qd", "qdd"))
 
 
@@ -334,19 +342,18 @@ def id_second_partials(model, q, qd, qdd, *, backend=None):
     the temporaries near 200 MB); use :func:`id_partials_directional` for contractions.
     ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
     """
-    batch, (q, qd, qdd) = _flat(model, q=q, qd=qd, qdd=qdd)
+    compiled = resolve_backend(backend) == "numba"
+    batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     out = np.empty((4,) + batch + (n, n, n))
-    flat = out.reshape(4, -1, n, n, n)  # a view: the kernels write the result in place
-    if resolve_backend(backend) == "numba":
-        from ._partials_kernels import second_partials
-
-        second_partials(*_kernel_model(model), q, qd, qdd, flat)
+    tensors = out.reshape(4, -1, n, n, n)  # a view: the kernels write the result in place
+    if compiled:
+        if not partials_kernels().second_partials(*_kernel_model(model), *flat, tensors):
+            _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
     block = max(1, _SECOND_ORDER_BLOCK // n ** 3)
-    for s in range(0, q.shape[0], block):
-        flat[:, s:s + block] = _second_partials(model, q[s:s + block], qd[s:s + block],
-                                                qdd[s:s + block])
+    for s in range(0, tensors.shape[1], block):
+        tensors[:, s:s + block] = _second_partials(model, *(a[s:s + block] for a in flat))
     return tuple(out)
 
 

@@ -178,6 +178,26 @@ def test_bad_input_raises(func, planar_2r):
         f(planar_2r, np.zeros((2, 2)), np.zeros((3, 2)), *good[2:])
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("func", ["id_partials", "id_second_partials"])
+def test_non_finite_named_in_the_callers_batch_shape(func, backend, panda):
+    """The compiled kernels test finiteness themselves; the error still names the argument
+    and the index in the shape the caller passed, and nothing is returned."""
+    if backend == "numba" and not hd.backend.numba_available():
+        pytest.skip("numba not installed")
+    q, qd, qdd = np.zeros((3, 2, 3, 7))
+    qd = qd.copy()
+    qd[1, 2, 5] = np.inf
+    with pytest.raises(hd.InputError, match=r"^qd holds a non-finite value at index "
+                                            r"\(1, 2, 5\) \(joint '"):
+        getattr(hd, func)(panda, q, qd, qdd, backend=backend)
+    # broadcast input: a one-row qdd with a NaN is named as the caller gave it
+    row = np.zeros((1, 7))
+    row[0, 6] = np.nan
+    with pytest.raises(hd.InputError, match=r"^qdd holds a non-finite value at index \(0, 6\)"):
+        getattr(hd, func)(panda, q, np.zeros((2, 3, 7)), row, backend=backend)
+
+
 def test_second_order_blocks_agree(panda, monkeypatch):
     """Large batches run in blocks; the blocked result equals the one-block result."""
     import hod_dynamics.partials as partials
