@@ -13,7 +13,10 @@ Structure exploited (same numbers, fewer operations):
   scratch array (structure of arrays), so each elementary operation is a short contiguous
   loop that the compiler turns into SIMD instructions;
 - helpers take whole arrays and indices rather than slices: a slice is an array view whose
-  reference counting costs more than the arithmetic on one sample.
+  reference counting costs more than the arithmetic on one sample;
+- below ``ONE_BY_ONE_BELOW`` samples the lanes do not pay for their loop and call overheads,
+  and :func:`_rnea_one` runs the same recursion on scalars, sample by sample (a single
+  sample: ~3 us instead of ~11 us on the Panda at order 2).
 
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 ``cache=True`` stores the machine code next to this file (or in numba's user-wide cache
@@ -56,6 +59,7 @@ def _inline(f):
 
 
 LANES = 64  # measured: 32 to 128 lanes all run at about the same speed
+ONE_BY_ONE_BELOW = 16  # measured: fewer samples run faster one by one, without lanes
 
 
 @_njit
@@ -201,22 +205,156 @@ def _body_wrench(M, i, V, G, h, W, K, S):
 
 
 @_njit
+def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P, V, G, W,
+              h, wc, E):
+    """Sample b of :func:`rnea_jets`, without lanes: the same recursion on scalars, for one
+    sample or a few, where the lanes' loop and call overheads cost more than the arithmetic.
+
+    Work arrays (from :func:`rnea_jets`): R, P (n, K+1, 3, 3) the blocks of the Ad
+    coefficients, V (n, K+1, 6), G (n, K, 3), W (n, K, 6), h (K, 6), wc (K+1,), E (3, 3).
+    """
+    n = screws.shape[0]
+    has_w = wext.shape[1] > 0
+    for i in range(n):
+        par = parents[i]
+        for k in range(K + 1):
+            wc[k] = jet[b, k + 1, i] / fact[k]
+        w0, w1, w2 = screws[i, 0], screws[i, 1], screws[i, 2]
+        v0, v1, v2 = screws[i, 3], screws[i, 4], screws[i, 5]
+        # Ad_0 = Ad(exp(-X q)) Ad(B^-1): R = E R0, P = p~ E R0 + E P0
+        p0, p1, p2 = screw_exp(screws, i, -jet[b, 0, i], E)
+        for c in range(3):
+            for r in range(3):
+                R[i, 0, r, c] = (E[r, 0] * R0[i, 0, c] + E[r, 1] * R0[i, 1, c]
+                                 + E[r, 2] * R0[i, 2, c])
+                P[i, 0, r, c] = (E[r, 0] * P0[i, 0, c] + E[r, 1] * P0[i, 1, c]
+                                 + E[r, 2] * P0[i, 2, c])
+            r0, r1, r2 = R[i, 0, 0, c], R[i, 0, 1, c], R[i, 0, 2, c]
+            P[i, 0, 0, c] += p1 * r2 - p2 * r1
+            P[i, 0, 1, c] += p2 * r0 - p0 * r2
+            P[i, 0, 2, c] += p0 * r1 - p1 * r0
+        # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j, column by column
+        for k in range(1, K + 1):
+            s = -1.0 / k
+            for c in range(3):
+                a0 = a1 = a2 = e0 = e1 = e2 = 0.0
+                for j in range(k):
+                    f = wc[k - 1 - j]
+                    a0 += f * R[i, j, 0, c]
+                    a1 += f * R[i, j, 1, c]
+                    a2 += f * R[i, j, 2, c]
+                    e0 += f * P[i, j, 0, c]
+                    e1 += f * P[i, j, 1, c]
+                    e2 += f * P[i, j, 2, c]
+                R[i, k, 0, c] = s * (w1 * a2 - w2 * a1)
+                R[i, k, 1, c] = s * (w2 * a0 - w0 * a2)
+                R[i, k, 2, c] = s * (w0 * a1 - w1 * a0)
+                P[i, k, 0, c] = s * (v1 * a2 - v2 * a1 + w1 * e2 - w2 * e1)
+                P[i, k, 1, c] = s * (v2 * a0 - v0 * a2 + w2 * e0 - w0 * e2)
+                P[i, k, 2, c] = s * (v0 * a1 - v1 * a0 + w0 * e1 - w1 * e0)
+        # V_k = wc_k X + sum_j Ad_j V_par,k-j;  G_k = sum_j R_j G_par,k-j (linear part only)
+        for k in range(K + 1):
+            for r in range(6):
+                V[i, k, r] = wc[k] * screws[i, r]
+            if k < K:
+                G[i, k, 0] = G[i, k, 1] = G[i, k, 2] = 0.0
+            for j in range(k + 1):
+                if par < 0:
+                    if j == k and k < K:  # the base: G = (0, -g), constant
+                        for r in range(3):
+                            G[i, k, r] = (R[i, k, r, 0] * g0[3] + R[i, k, r, 1] * g0[4]
+                                          + R[i, k, r, 2] * g0[5])
+                    continue
+                m = k - j
+                x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
+                x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
+                for r in range(3):
+                    V[i, k, r] += R[i, j, r, 0] * x0 + R[i, j, r, 1] * x1 + R[i, j, r, 2] * x2
+                    V[i, k, r + 3] += (P[i, j, r, 0] * x0 + P[i, j, r, 1] * x1 + P[i, j, r, 2] * x2
+                                       + R[i, j, r, 0] * x3 + R[i, j, r, 1] * x4
+                                       + R[i, j, r, 2] * x5)
+                    if k < K:
+                        G[i, k, r] += (R[i, j, r, 0] * G[par, m, 0] + R[i, j, r, 1] * G[par, m, 1]
+                                       + R[i, j, r, 2] * G[par, m, 2])
+        # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
+        for k in range(K):
+            for r in range(6):
+                t = 0.0
+                for c in range(6):
+                    t += inertias[i, r, c] * V[i, k, c]
+                h[k, r] = t
+        for k in range(K):
+            for r in range(6):
+                t = 0.0
+                for c in range(6):
+                    dv = (k + 1.0) * V[i, k + 1, c]
+                    if c >= 3:
+                        dv += G[i, k, c - 3]
+                    t += inertias[i, r, c] * dv
+                W[i, k, r] = t - (wext[k, b, i, r] if has_w else 0.0)
+            for j in range(k + 1):
+                m = k - j
+                u0, u1, u2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
+                y0, y1, y2 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
+                L0, L1, L2, F0, F1, F2 = h[m, 0], h[m, 1], h[m, 2], h[m, 3], h[m, 4], h[m, 5]
+                W[i, k, 0] += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
+                W[i, k, 1] += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
+                W[i, k, 2] += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
+                W[i, k, 3] += u1 * F2 - u2 * F1
+                W[i, k, 4] += u2 * F0 - u0 * F2
+                W[i, k, 5] += u0 * F1 - u1 * F0
+    for i in range(n - 1, -1, -1):
+        for k in range(K):
+            t = 0.0
+            for r in range(6):
+                t += W[i, k, r] * screws[i, r]
+            out[b, k, i] = t * fact[k]
+        par = parents[i]
+        if par >= 0:
+            # W_par,k += sum_j Ad_j^T W_i,k-j:  Ad^T (t, f) = (R^T t + P^T f, R^T f)
+            for k in range(K):
+                for j in range(k + 1):
+                    m = k - j
+                    for c in range(3):
+                        W[par, k, c] += (R[i, j, 0, c] * W[i, m, 0] + R[i, j, 1, c] * W[i, m, 1]
+                                         + R[i, j, 2, c] * W[i, m, 2] + P[i, j, 0, c] * W[i, m, 3]
+                                         + P[i, j, 1, c] * W[i, m, 4] + P[i, j, 2, c] * W[i, m, 5])
+                        W[par, k, c + 3] += (R[i, j, 0, c] * W[i, m, 3] + R[i, j, 1, c] * W[i, m, 4]
+                                             + R[i, j, 2, c] * W[i, m, 5])
+
+
+@_njit
 def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
-    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time.
+    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
+    one below ``ONE_BY_ONE_BELOW`` samples).
 
     ``parents`` (n,) int, ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
     ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; ``jet`` (B, >=K+2, n)
     derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
     with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
-    not coefficients).
+    not coefficients) and returns True; returns False, computing nothing, when the rows it
+    reads hold a NaN or an infinity.
     """
     B = jet.shape[0]
     n = screws.shape[0]
+    for b in range(B):
+        for r in range(K + 2):
+            for i in range(n):
+                if not np.isfinite(jet[b, r, i]):
+                    return False
     L = min(LANES, max(B, 1))
     has_w = wext.shape[1] > 0
     fact = np.ones(K + 2)
     for k in range(1, K + 2):
         fact[k] = fact[k - 1] * k
+    if B < ONE_BY_ONE_BELOW:
+        R, P = np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3))
+        V1, G1, W1 = np.empty((n, K + 1, 6)), np.empty((n, K, 3)), np.empty((n, K, 6))
+        h1, wc1, E1 = np.empty((K, 6)), np.empty(K + 1), np.empty((3, 3))
+        for b in range(B):
+            _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
+                      V1, G1, W1, h1, wc1, E1)
+        return True
     AR = np.empty((n, K + 1, 3, 3, L))
     AP = np.empty((n, K + 1, 3, 3, L))
     V = np.empty((n, K + 1, 6, L))
@@ -284,3 +422,4 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
                 for k in range(K):
                     for j in range(k + 1):
                         _adT_apply_add(AR, AP, i, j, W, k - j, p, k, S)
+    return True

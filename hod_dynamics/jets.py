@@ -20,11 +20,12 @@ def factorials(K):
     return np.array([float(factorial(k)) for k in range(K)])
 
 
-def check_jet(model, jet, rows, name="qjet", *, at_least=False):
+def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True):
     """Validate a jet (..., rows, n_dof) of finite numbers; returns it as a float array.
 
     With ``at_least`` the jet may have more rows: only the first ``rows`` are checked and
-    returned.
+    returned. ``finite=False`` skips the test for NaN and infinity, for callers whose
+    compiled kernel tests every value it reads (and then calls this again to name the bad one).
     """
     a = np.asarray(jet, dtype=float)
     n = model.n_dof
@@ -34,7 +35,7 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False):
                          f"joint of '{model.name}'), got {a.shape}")
     if a.shape[-2] != rows:
         a = a[..., :rows, :]
-    if not all_finite(a):
+    if finite and not all_finite(a):
         bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
         raise InputError(f"{name} holds a non-finite value at index {bad} "
                          f"(derivative {bad[-2]}, joint '{model.joint_names[bad[-1]]}')")

@@ -135,22 +135,25 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`). Large
     batches run in blocks of samples, so the working memory stays bounded whatever the batch.
     """
-    qjet = check_jet(model, qjet, order + 3)
-    batch = qjet.shape[:-2]
+    compiled = resolve_backend(backend) == "numba"
+    jet = check_jet(model, qjet, order + 3, finite=not compiled)
+    batch = jet.shape[:-2]
     K = order + 1
     n = model.n_dof
-    flat = qjet.reshape((-1,) + qjet.shape[-2:])
+    flat = jet.reshape((-1,) + jet.shape[-2:])
     B = flat.shape[0]
     terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
     out = np.empty((B, K, n))
-    if resolve_backend(backend) == "numba":
+    if compiled:
         run, block = _rnea_numba, NUMBA_BLOCK
     else:
         run, block = _rnea_numpy, max(1, NUMPY_BLOCK_BYTES // ((K + 1) * max(n, 1) * 640))
     for start in range(0, B, block):
         stop = min(start + block, B)
         wext = _wrench_block(model, terms, start, stop, K) if terms else None
-        run(model, flat[start:stop], K, wext, out[start:stop])
+        if not run(model, flat[start:stop], K, wext, out[start:stop]):
+            check_jet(model, qjet, order + 3)  # names the NaN or infinity the kernel met
+            raise InputError("qjet holds a non-finite value")  # not reached: check_jet raises
     return out.reshape(batch + (K, n))
 
 
@@ -161,18 +164,22 @@ NUMBA_BLOCK = 2**16
 
 
 def _rnea_numpy(model, jet, K, wext, out):
-    """Vectorised path: jet (B, K+2, n) -> tau jet written into out (B, K, n)."""
+    """Vectorised path: jet (B, K+2, n) of finite numbers -> tau jet written into out (B, K, n).
+    Returns True."""
     c = to_taylor(jet[:, :K + 1])
     wc = to_taylor(jet[:, 1:K + 2])
     out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
+    return True
 
 
 def _rnea_numba(model, jet, K, wext, out):
-    """Compiled path: jet (B, K+2, n) -> tau jet written into out (B, K, n), C-contiguous."""
-    parents, screws, R0, P0, inertias, g0 = _kernel_model(model)
-    wext = np.zeros((K, 0, model.n_dof, 6)) if wext is None else np.ascontiguousarray(wext)
-    kernels().rnea_jets(parents, screws, R0, P0, inertias, g0, np.ascontiguousarray(jet), K,
-                        wext, out)
+    """Compiled path: jet (B, K+2, n) -> tau jet written into out (B, K, n), C-contiguous.
+    Returns False (out unfinished) when the jet holds a NaN or an infinity."""
+    wext = _NO_WRENCH if wext is None else np.ascontiguousarray(wext)
+    return kernels().rnea_jets(*_kernel_model(model), np.ascontiguousarray(jet), K, wext, out)
+
+
+_NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shape[1] > 0
 
 
 @per_model

@@ -5,6 +5,9 @@ samples); the numpy path is the reference it must reproduce. Tests that need num
 naming it, when it is not installed; the numpy path is tested either way.
 """
 
+import itertools
+import re
+
 import numpy as np
 import pytest
 
@@ -30,14 +33,15 @@ def test_numba_equals_numpy_on_trees(seed, rng):
     """Trees with prismatic, continuous and oddly oriented joints, orders 0..6, wrenches."""
     model = hd.RobotModel.from_urdf(random_urdf(14, seed))
     assert model.is_prismatic.any()
-    for order in range(7):
-        batch = (3, 67)  # more samples than one block of lanes, and a partial block
+    # (3, 67): more samples than one block of lanes, and a partial block; (5,) and (): few
+    # samples, which the kernel runs one by one without lanes
+    for order, batch in itertools.product(range(7), [(3, 67), (5,), ()]):
         jets = rng.uniform(-1.5, 1.5, batch + (order + 3, model.n_dof))
         wrenches = _wrenches(model, rng, batch, order)
         fast = hd.time_derivatives(model, jets, order, wrenches=wrenches, backend="numba")
         ref = hd.time_derivatives(model, jets, order, wrenches=wrenches, backend="numpy")
         assert fast.shape == ref.shape == batch + (order + 1, model.n_dof)
-        assert rel_err(fast, ref) < 1e-13, (order, rel_err(fast, ref))
+        assert rel_err(fast, ref) < 1e-13, (order, batch, rel_err(fast, ref))
 
 
 @needs_numba
@@ -141,3 +145,19 @@ def test_partials_numba_single_sample_panda(panda, rng):
         fast = f(panda, q, qd, qdd, backend="numba")
         ref = f(panda, q, qd, qdd, backend="numpy")
         assert all(a.shape == shape and rel_err(a, b) < 1e-13 for a, b in zip(fast, ref))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("batch", [(), (3, 40)])
+def test_non_finite_jet_named_in_the_callers_shape(backend, batch, panda):
+    """The compiled kernel tests finiteness as it reads; the error still names the value's
+    index in the caller's shape (derivative and joint), whatever the path."""
+    if backend == "numba" and not numba_available():
+        pytest.skip("numba not installed")
+    jet = np.zeros(batch + (5, 7))
+    index = tuple(b - 1 for b in batch) + (3, 5)
+    jet[index] = np.nan
+    with pytest.raises(hd.InputError, match=re.escape(
+            f"qjet holds a non-finite value at index {index} (derivative 3, joint "
+            f"'{panda.joint_names[5]}')")):
+        hd.time_derivatives(panda, jet, 2, backend=backend)
