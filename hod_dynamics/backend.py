@@ -14,6 +14,8 @@ install is read-only), so later processes load it in well under a second.
 import os
 from functools import lru_cache
 
+import numpy as np
+
 from .errors import InputError
 
 BACKENDS = ("auto", "numba", "numpy")
@@ -37,6 +39,18 @@ def partials_kernels():
     from . import _partials_kernels
 
     return _partials_kernels
+
+
+def kernel_array(a):
+    """``a`` as a C-contiguous, writable float array, copied only when it is not one already.
+
+    numba compiles one machine-code variant per argument type, and a read-only array (a
+    broadcast view, a memory map) is a different type from a writable one: passing kernels
+    writable arrays keeps them on the variant compiled (or cached) for the usual case.
+    """
+    if a.flags.c_contiguous and a.flags.writeable and a.dtype == float:
+        return a
+    return np.array(a, dtype=float, order="C")
 
 
 def numba_available():

@@ -306,10 +306,8 @@ def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np
         if a.ndim == 0 or a.shape[-1] != n:
             raise InputError(f"{key} must have shape (..., {n}) for model '{model.name}' "
                              f"with joints {list(model.joint_names)}, got shape {a.shape}")
-        if finite and not all_finite(a):
-            bad = np.argwhere(~np.isfinite(a))[0]
-            raise InputError(f"{key} holds a non-finite value at index {tuple(bad.tolist())} "
-                             f"(joint '{model.joint_names[bad[-1]]}')")
+        if finite:
+            _check_finite(model, key, a)
         out[key] = a
     shapes = {a.shape for a in out.values()}
     if len(shapes) == 1:  # the common case, and numpy's broadcasting helpers cost microseconds
@@ -319,7 +317,18 @@ def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np
     except ValueError:
         raise InputError("batch shapes do not broadcast: " + ", ".join(
             f"{k} {a.shape}" for k, a in out.items())) from None
+    if not finite and 0 in shape:  # an empty batch: no kernel will read the values
+        for key, a in out.items():
+            _check_finite(model, key, a)
     return [np.broadcast_to(a, shape) for a in out.values()]
+
+
+def _check_finite(model, key, a):
+    """Raise InputError naming the first NaN or infinity of argument ``key`` (..., n)."""
+    if not all_finite(a):
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise InputError(f"{key} holds a non-finite value at index {tuple(bad.tolist())} "
+                         f"(joint '{model.joint_names[bad[-1]]}')")
 
 
 def all_finite(a):

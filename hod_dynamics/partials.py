@@ -33,7 +33,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .backend import partials_kernels, resolve_backend
+from .backend import kernel_array, partials_kernels, resolve_backend
 from .errors import InputError
 from .model import check_state, per_model
 from .spatial import Ad, ad, inverse, screw_exp
@@ -292,10 +292,10 @@ def _assemble_tangent(st, dst, wrt):
 
 # -- public API -----------------------------------------------------------------------------------
 def _flat(model, finite=True, **arrays):
-    """Validated arrays (..., n) -> (batch shape, [contiguous (B, n) arrays])."""
+    """Validated arrays (..., n) -> (batch shape, [contiguous, writable (B, n) arrays])."""
     arrays = check_state(model, finite=finite, **arrays)
     n = model.n_dof
-    return arrays[0].shape[:-1], [np.ascontiguousarray(a.reshape(-1, n)) for a in arrays]
+    return arrays[0].shape[:-1], [kernel_array(a.reshape(-1, n)) for a in arrays]
 
 
 def _refuse_non_finite(model, **arrays):

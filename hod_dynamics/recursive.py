@@ -16,7 +16,7 @@ call evaluates many trajectory samples without a Python loop over samples.
 
 import numpy as np
 
-from .backend import kernels, resolve_backend
+from .backend import kernel_array, kernels, resolve_backend
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
                    from_taylor, to_taylor)
@@ -175,8 +175,8 @@ def _rnea_numpy(model, jet, K, wext, out):
 def _rnea_numba(model, jet, K, wext, out):
     """Compiled path: jet (B, K+2, n) -> tau jet written into out (B, K, n), C-contiguous.
     Returns False (out unfinished) when the jet holds a NaN or an infinity."""
-    wext = _NO_WRENCH if wext is None else np.ascontiguousarray(wext)
-    return kernels().rnea_jets(*_kernel_model(model), np.ascontiguousarray(jet), K, wext, out)
+    wext = _NO_WRENCH if wext is None else kernel_array(wext)
+    return kernels().rnea_jets(*_kernel_model(model), kernel_array(jet), K, wext, out)
 
 
 _NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shape[1] > 0

@@ -184,3 +184,40 @@ def test_each_backend_matches_pinocchio_directly(backend, random_tree, panda_pin
             for s, state in enumerate(zip(*flat)):
                 for ours, ref in zip(parts, pin.rnea_derivatives(*state)):
                     assert rel_err(ours.reshape(-1, n, n)[s], ref) < 1e-10
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_nan_broadcast_into_an_empty_batch_is_refused(backend, panda):
+    if backend == "numba" and not numba_available():
+        pytest.skip("numba not installed")
+    empty, bad = np.zeros((0, 7)), np.full(7, np.nan)
+    for f in (hd.id_partials, hd.id_second_partials):
+        with pytest.raises(hd.InputError, match=r"^qd holds a non-finite value at index \(0,\)"):
+            f(panda, empty, bad, np.zeros(7), backend=backend)
+    assert hd.id_partials(panda, empty, np.zeros(7), np.zeros(7), backend=backend)[0].shape == \
+        (0, 7, 7)
+
+
+@needs_numba
+def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
+    """numba compiles one variant per argument type and a read-only array is its own type:
+    read-only or broadcast inputs must not trigger a second compile (seconds, in a 1 kHz loop)."""
+    from hod_dynamics.backend import kernels, partials_kernels
+
+    jet = rng.uniform(-1, 1, (5, 7))
+    hd.time_derivatives(panda, jet, 2, backend="numba")
+    hd.id_second_partials(panda, *jet[:3], backend="numba")
+    hd.id_partials(panda, *jet[:3], backend="numba")
+    compiled = [len(f.signatures) for f in (kernels().rnea_jets,
+                                            partials_kernels().first_partials,
+                                            partials_kernels().second_partials)]
+    frozen = jet.copy()
+    frozen.setflags(write=False)
+    many = np.broadcast_to(jet, (4, 5, 7))  # read-only view
+    hd.time_derivatives(panda, frozen, 2, backend="numba")
+    hd.time_derivatives(panda, many, 2, backend="numba")
+    for f in (hd.id_partials, hd.id_second_partials):
+        f(panda, frozen[0], frozen[1], frozen[2], backend="numba")
+        f(panda, many[:, 0], frozen[1], np.broadcast_to(frozen[2], (4, 7)), backend="numba")
+    assert [len(f.signatures) for f in (kernels().rnea_jets, partials_kernels().first_partials,
+                                        partials_kernels().second_partials)] == compiled
