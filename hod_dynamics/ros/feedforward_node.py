@@ -37,6 +37,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
+from ..backend import resolve_backend
 from ..errors import HodDynamicsError
 from ..dynamics import time_derivatives
 from ..feedforward import feedforward, profile, save_csv, save_npz, summary
@@ -165,7 +166,8 @@ class FeedforwardNode(Node):
                 self.active = (hold, self.get_clock().now().nanoseconds)
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} joints "
                                f"{list(model.joint_names)}, order {self.order}, "
-                               f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
+                               f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints, "
+                               f"{resolve_backend()} backend")
 
     def _check_parameters(self, params):
         """Refuse run-time parameter values the node could not use (read-only ones are refused
