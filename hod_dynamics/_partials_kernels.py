@@ -103,9 +103,10 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
 
 
 @_njit
-def _subtree_sums(parents, k, h, F, Ic, Bc):
+def _subtree_sums(parents, k, h, F, Ic, Bc, with_Ic=True):
     """Turn per-body rows into composites (sums over each body's subtree) in place; row
-    ``l * k + m`` holds body l, direction m < k (k = 1 for the primal state)."""
+    ``l * k + m`` holds body l, direction m < k (k = 1 for the primal state). ``with_Ic``
+    False leaves Ic alone (tangents along qd, where the inertias do not change)."""
     for l in range(parents.shape[0] - 1, -1, -1):
         par = parents[l]
         if par >= 0:
@@ -115,8 +116,10 @@ def _subtree_sums(parents, k, h, F, Ic, Bc):
                     h[a, r] += h[b, r]
                     F[a, r] += F[b, r]
                     for c in range(6):
-                        Ic[a, r, c] += Ic[b, r, c]
                         Bc[a, r, c] += Bc[b, r, c]
+                    if with_Ic:
+                        for c in range(6):
+                            Ic[a, r, c] += Ic[b, r, c]
 
 
 @_njit
@@ -213,7 +216,8 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
              dS, dSd, dalpha, dIc, dBc, dhc, dF, dV, dA, Z, N):
     """Tangents along dq = e_m (wrt_q) or dqd = e_m for every body l and direction m, rows
     l * n + m (see partials._tangent); ``anc[l, m]``: m is l or an ancestor of l; Z (1, 6)
-    zeros, N (6, 6) scratch. The composites dIc, dBc, dhc, dF are summed over subtrees."""
+    zeros, N (6, 6) scratch. The composites dIc, dBc, dhc, dF are summed over subtrees; along
+    qd the inertias do not change and dIc is neither written nor meant to be read."""
     n = S.shape[0]
     for m in range(n):
         for l in range(n):
@@ -225,7 +229,9 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
                     dS[row, r] = dSd[row, r] = dalpha[row, r] = dV[row, r] = dA[row, r] = 0.0
                     dhc[row, r] = dF[row, r] = 0.0
                     for c in range(6):
-                        dIc[row, r, c] = dBc[row, r, c] = 0.0
+                        dBc[row, r, c] = 0.0
+                        if wrt_q:
+                            dIc[row, r, c] = 0.0
                 continue
             if par >= 0:
                 PV, PA, pr = dV, dA, par * n + m
@@ -263,12 +269,8 @@ def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
                 _mv_r(dIc, row, V, l, dhc, row, 1)
                 _mv_r(dIc, row, A, l, dF, row, 1)
                 _sym_adstar(V, l, dIc, row, dBc, row, 1, N)
-            else:
-                for r in range(6):
-                    for c in range(6):
-                        dIc[row, r, c] = 0.0
             _adstar_r(V, l, dhc, row, dF, row, 1)
-    _subtree_sums(parents, n, dhc, dF, dIc, dBc)
+    _subtree_sums(parents, n, dhc, dF, dIc, dBc, wrt_q)
 
 
 @_njit
