@@ -3,9 +3,11 @@
 Loops over samples, bodies and directions implementing exactly the formulas of
 :mod:`hod_dynamics.partials` (world-frame state, its tangents along the unit directions of q and
 qd, and the assembly of d tau_i / d x_j and their tangents); see that module for the maths.
-Structure exploited (same numbers): tangents along qd leave S and the inertias unchanged
-(their terms are skipped); the symmetric tensors (d2tau/dq dq and d2tau/dqd dqd in (j, k),
-dM/dq in (i, j)) are computed on one half and mirrored, so they are exactly symmetric.
+Structure exploited (same numbers to rounding): tangents along qd leave S and the inertias
+unchanged (their terms are skipped); d2tau/dq dq (symmetric in (j, k)) and dM/dq (in (i, j))
+are computed on one half and mirrored, so they are exactly symmetric; d2tau/dqd dqd comes from
+dM/dq through the Christoffel symbols (the numpy path assembles it from tangents, so the tests
+comparing the backends check that identity too).
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 """
 
@@ -426,16 +428,28 @@ def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
                  dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv, dVv, dAv, Z, N)
         _pq(True, S, Ic, Bc, hc, dSq, dIcq, dBcq, dhcq, Pq, Qq, dPq, dQq)
         _pq(False, S, Ic, Bc, hc, dSv, dIcv, dBcv, dhcv, Pv, Qv, dPv, dQv)
-        # d2tau/dq dq and d2tau/dqd dqd are symmetric in (j, k), dM/dq in (i, j)
+        # d2tau/dq dq is symmetric in (j, k), dM/dq in (i, j)
         _assemble(anc, 0, True, 1, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
                   dhcq, dFq, out[0, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
-        _assemble(anc, 1, False, 1, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
-                  dhcv, dFv, out[1, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
         _assemble(anc, 0, False, 0, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
                   dhcv, dFv, out[2, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
         _assemble(anc, 2, True, 2, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
                   dhcq, dFq, out[3, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
+        _christoffel(out[3, b], out[1, b])
     return True
+
+
+@_njit
+def _christoffel(dM, out):
+    """out[i, j, k] = d2tau_i / dqd_j dqd_k from dM[i, j, k] = dM_ij / dq_k (n, n, n).
+
+    tau is quadratic in qd through the Christoffel symbols of M: d2tau_i / dqd_j dqd_k
+    = dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i, three look-ups instead of a tangent assembly."""
+    n = dM.shape[0]
+    for i in range(n):
+        for j in range(n):
+            for k in range(n):
+                out[i, j, k] = dM[i, j, k] + dM[i, k, j] - dM[j, k, i]
 
 
 @_njit
