@@ -4,7 +4,9 @@ Times in one run, on the Panda (example-robot-data, fingers locked), TALOS (redu
 50-link revolute chain:
 
 - ``hd.time_derivatives`` order 2 and 4, one sample and a batch of 10,000 (us per sample),
-  on the default backend (numba when installed) and, for order 2, on the numpy backend;
+  on the default backend (numba when installed; large batches shared by
+  ``HOD_DYNAMICS_THREADS`` threads, default one per CPU), order 2 batched on one thread too,
+  and, for order 2, on the numpy backend;
 - ``hd.id_partials`` and ``hd.id_second_partials`` (one sample; the latter on both backends);
 - Pinocchio: ``rnea``; ``computeRNEADerivatives``; the exact first derivative
   ``tau_d = T_q qd + T_v qdd + M q3``; and the route to (tau, tau_d, tau_dd) a Python user has
@@ -19,6 +21,7 @@ Medians over repeats; ratios are ours / Pinocchio's route at the same batch size
 Run: ``python bench/bench_speed.py`` (``--quick`` for a shorter run).
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -33,7 +36,7 @@ sys.path[:0] = [HERE, os.path.join(HERE, "..", "test"), os.path.join(HERE, "..")
 
 import hod_dynamics as hd  # noqa: E402
 from bench_partials import median_time  # noqa: E402
-from hod_dynamics.backend import resolve_backend  # noqa: E402
+from hod_dynamics.backend import THREADS_ENV_VAR, compute_threads, resolve_backend  # noqa: E402
 from oracles import CENTRAL_7, PinocchioRobot, chain_urdf, pinocchio_robot  # noqa: E402
 
 BATCH = 10_000
@@ -92,6 +95,20 @@ class PinRoutes:
             f(s)
 
 
+@contextlib.contextmanager
+def one_thread():
+    """Large batches on one thread (HOD_DYNAMICS_THREADS=1), to show what the threads add."""
+    saved = os.environ.get(THREADS_ENV_VAR)
+    os.environ[THREADS_ENV_VAR] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ[THREADS_ENV_VAR]
+        else:
+            os.environ[THREADS_ENV_VAR] = saved
+
+
 def jets_for(model, count, rows, seed=0):
     rng = np.random.default_rng(seed)
     scale = 1.0 / (1.0 + np.arange(rows))[:, None]  # milder high derivatives
@@ -134,6 +151,9 @@ def bench_robot(name, model, pr, quick):
             median_time(lambda: hd.time_derivatives(model, jet[0], order), BUDGET), "fd_route")
         add(f"hd.time_derivatives order {order}", B,
             median_time(lambda: hd.time_derivatives(model, jet, order), BUDGET) / B, "fd_route")
+    with one_thread():
+        add("hd.time_derivatives order 2, one thread", B,
+            median_time(lambda: hd.time_derivatives(model, j2, 2), BUDGET) / B, "fd_route")
     add("hd.time_derivatives order 2, numpy backend", 1, median_time(
         lambda: hd.time_derivatives(model, j2[0], 2, backend="numpy"), BUDGET), "fd_route")
     Bn = min(B, 1000)
@@ -247,12 +267,16 @@ def targets(times, exponent, extra_memory):
     td2, td4, sp = ("hd.time_derivatives order 2", "hd.time_derivatives order 4",
                     "hd.id_second_partials")
     rows = [("Panda order 2, batch: us per sample", p[td2, "batch"][0] * 1e6, "<= 3"),
+            ("  the same on one thread (HOD_DYNAMICS_THREADS=1)",
+             p[td2 + ", one thread", "batch"][0] * 1e6, "(reference)"),
             ("Panda order 2, batch: speed-up over the Pinocchio FD route",
              1 / p[td2, "batch"][1], ">= 25"),
             ("Panda order 2, one sample (us)", p[td2, 1][0] * 1e6, "<= 40"),
             ("Panda order 4, one sample (us)", p[td4, 1][0] * 1e6, "<= 100"),
             ("50-link chain order 2, one sample (us)", c[td2, 1][0] * 1e6, "<= 250"),
             ("50-link chain order 2, batch: us per sample", c[td2, "batch"][0] * 1e6, "<= 20"),
+            ("  the same on one thread (HOD_DYNAMICS_THREADS=1)",
+             c[td2 + ", one thread", "batch"][0] * 1e6, "(reference)"),
             ("growth exponent in the number of joints (batch)", exponent, "~ 1"),
             ("id_second_partials Panda (us)", p[sp, 1][0] * 1e6, "<= 100"),
             ("id_second_partials 50-link chain (ms)", c[sp, 1][0] * 1e3, "<= 10")]
@@ -267,7 +291,8 @@ def targets(times, exponent, extra_memory):
 def main():
     quick = "--quick" in sys.argv
     start = time.perf_counter()
-    print(f"backend: {resolve_backend()} (set HOD_DYNAMICS_BACKEND=numpy for the numpy path)\n")
+    print(f"backend: {resolve_backend()} (set HOD_DYNAMICS_BACKEND=numpy for the numpy path); "
+          f"large batches on {compute_threads()} threads ({THREADS_ENV_VAR})\n")
     print("| robot | route | batch | us / sample (median) | ratio to Pinocchio |")
     print("| --- | --- | ---: | ---: | ---: |")
     panda, times = None, {}

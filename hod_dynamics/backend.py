@@ -9,9 +9,14 @@ overrides the default, a ``backend=`` keyword overrides both.
 numba compiles the kernel on its first use in a fresh install (a few seconds) and caches the
 machine code on disk (``__pycache__`` beside the module, or numba's user-wide cache when the
 install is read-only), so later processes load it in well under a second.
+
+The compiled kernels release the GIL; large batches are split into chunks computed by
+``HOD_DYNAMICS_THREADS`` threads (default: the CPUs this process may run on; 1 disables it).
 """
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -20,6 +25,8 @@ from .errors import InputError
 
 BACKENDS = ("auto", "numba", "numpy")
 ENV_VAR = "HOD_DYNAMICS_BACKEND"
+THREADS_ENV_VAR = "HOD_DYNAMICS_THREADS"
+MIN_CHUNK = 1024  # samples: below this a thread hand-off costs more than it saves
 
 
 @lru_cache(maxsize=1)
@@ -74,3 +81,60 @@ def resolve_backend(backend=None):
         raise InputError(f"{source}='numba' needs the numba package "
                          "(pip install \"hod_dynamics[fast]\")")
     return backend
+
+
+def compute_threads():
+    """Threads that share a large batch: ``HOD_DYNAMICS_THREADS`` (an integer >= 1), else the
+    number of CPUs this process may run on. Raises InputError for a malformed value."""
+    return _threads(os.environ.get(THREADS_ENV_VAR, "").strip())
+
+
+@lru_cache(maxsize=8)
+def _threads(raw):
+    """compute_threads for the variable's text (parsed once per value: single samples call it)."""
+    if not raw:
+        try:
+            return len(os.sched_getaffinity(0))
+        except AttributeError:  # not Linux
+            return os.cpu_count() or 1
+    try:
+        threads = int(raw)
+    except ValueError:
+        threads = 0
+    if threads < 1:
+        raise InputError(f"{THREADS_ENV_VAR} must be an integer >= 1, got {raw!r}")
+    return threads
+
+
+_pools = {}
+_pools_lock = threading.Lock()
+
+
+def _forget_pools_after_fork():
+    """A forked child has none of its parent's threads: it must build its own pools."""
+    global _pools_lock
+    _pools.clear()
+    _pools_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pools_after_fork)
+
+
+def map_chunks(func, start, stop):
+    """``[func(a, b) for consecutive chunks (a, b) of range(start, stop)]``, the chunks computed
+    by up to :func:`compute_threads` threads (the calling thread takes the first).
+
+    ``func`` must be safe to run concurrently on disjoint chunks (a compiled kernel writing
+    disjoint slices of one output). Chunks hold at least ``MIN_CHUNK`` samples.
+    """
+    count = max(1, min(compute_threads(), (stop - start) // MIN_CHUNK))
+    if count == 1:
+        return [func(start, stop)]
+    edges = np.linspace(start, stop, count + 1).astype(int).tolist()
+    with _pools_lock:
+        pool = _pools.get(count - 1)
+        if pool is None:
+            pool = _pools[count - 1] = ThreadPoolExecutor(count - 1, "hod_dynamics")
+    rest = [pool.submit(func, a, b) for a, b in zip(edges[1:-1], edges[2:])]
+    return [func(edges[0], edges[1])] + [f.result() for f in rest]

@@ -16,7 +16,7 @@ call evaluates many trajectory samples without a Python loop over samples.
 
 import numpy as np
 
-from .backend import kernel_array, kernels, resolve_backend
+from .backend import kernel_array, kernels, map_chunks, resolve_backend
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
                    from_taylor, to_taylor)
@@ -148,10 +148,16 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
         run, block = _rnea_numba, NUMBA_BLOCK
     else:
         run, block = _rnea_numpy, max(1, NUMPY_BLOCK_BYTES // ((K + 1) * max(n, 1) * 640))
+
+    def chunk(a, b):
+        wext = _wrench_block(model, terms, a, b, K) if terms else None
+        return run(model, flat[a:b], K, wext, out[a:b])
+
     for start in range(0, B, block):
         stop = min(start + block, B)
-        wext = _wrench_block(model, terms, start, stop, K) if terms else None
-        if not run(model, flat[start:stop], K, wext, out[start:stop]):
+        # the compiled kernel releases the GIL: a large block is shared among threads
+        done = map_chunks(chunk, start, stop) if compiled else [chunk(start, stop)]
+        if not all(done):
             check_jet(model, qjet, order + 3)  # names the NaN or infinity the kernel met
             raise InputError("qjet holds a non-finite value")  # not reached: check_jet raises
     return out.reshape(batch + (K, n))

@@ -221,3 +221,54 @@ def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
         f(panda, many[:, 0], frozen[1], np.broadcast_to(frozen[2], (4, 7)), backend="numba")
     assert [len(f.signatures) for f in (kernels().rnea_jets, partials_kernels().first_partials,
                                         partials_kernels().second_partials)] == compiled
+
+
+@needs_numba
+def test_threads_split_large_batches_without_changing_a_bit(panda, rng, monkeypatch):
+    """Large batches are shared among threads (the kernel releases the GIL): the chunks, their
+    wrench blocks and a NaN in a later chunk behave exactly as in one thread."""
+    from hod_dynamics import backend
+
+    batch = (2, 2600)  # 5200 samples: up to 5 chunks of >= MIN_CHUNK
+    jets = rng.uniform(-1, 1, batch + (5, 7))
+    wrenches = _wrenches(panda, rng, batch, 2)
+    monkeypatch.setenv(backend.THREADS_ENV_VAR, "1")
+    one = hd.time_derivatives(panda, jets, 2, wrenches=wrenches, backend="numba")
+    for threads in ("2", "3", "5"):
+        monkeypatch.setenv(backend.THREADS_ENV_VAR, threads)
+        np.testing.assert_array_equal(
+            hd.time_derivatives(panda, jets, 2, wrenches=wrenches, backend="numba"), one)
+    assert [len(backend.map_chunks(lambda a, b: (a, b), 0, 5200))] == [5]
+    assert backend.map_chunks(lambda a, b: (a, b), 0, 5200)[-1][1] == 5200
+    jets[1, 2000, 4, 2] = np.inf
+    with pytest.raises(hd.InputError, match=re.escape("at index (1, 2000, 4, 2)")):
+        hd.time_derivatives(panda, jets, 2, backend="numba")
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(backend.THREADS_ENV_VAR, bad)
+        with pytest.raises(hd.InputError, match=backend.THREADS_ENV_VAR):
+            hd.time_derivatives(panda, jets[:, :2000], 2, backend="numba")
+
+
+@needs_numba
+def test_a_forked_child_builds_its_own_thread_pool(panda, rng, monkeypatch):
+    """Threads do not survive fork: a child of a process that has used the pool must not wait
+    forever on its parent's (absent) workers."""
+    import multiprocessing
+
+    from hod_dynamics import backend
+
+    monkeypatch.setenv(backend.THREADS_ENV_VAR, "2")
+    jets = rng.uniform(-1, 1, (4096, 5, 7))
+    expected = hd.time_derivatives(panda, jets, 2, backend="numba")  # the parent's pool exists
+    _FORK_STATE["model"] = panda  # inherited by the forked child
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        result = pool.apply_async(_time_derivatives_in_child, (jets,)).get(timeout=60)
+    np.testing.assert_array_equal(result, expected)
+
+
+_FORK_STATE = {}
+
+
+def _time_derivatives_in_child(jets):
+    return hd.time_derivatives(_FORK_STATE["model"], jets, 2, backend="numba")
