@@ -23,6 +23,7 @@ Run: ``python bench/bench_speed.py`` (``--quick`` for a shorter run).
 
 import contextlib
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -185,20 +186,31 @@ def robots(quick):
 
 def scaling_dof(quick):
     """Order-2 cost on chains of 7..56 joints; returns the growth exponent of the batched cost
-    on one thread (slope of log time against log joints: 1 is linear)."""
+    on one thread (slope of log time against log joints: 1 is linear). The batched times are
+    taken in interleaved rounds (each size once per round, median over rounds), so a change
+    of the machine's speed during the run does not bend the slope."""
     print("\n| chain joints | hd order 2, 1 sample (us) | hd order 2, batch, one thread "
           "(us/sample) | batch per joint (us) | pin FD route, 1 sample (us) | hd single / pin |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     B = 1_000 if quick else BATCH
-    sizes, batched = (7, 14, 28, 56), []
+    sizes = (7, 14, 28, 56)
+    cases = []
     for n in sizes:
         text = chain_urdf(n)
         model = hd.RobotModel.from_urdf(text)
-        jet = jets_for(model, B, 5)
+        cases.append((text, model, jets_for(model, B, 5)))
+    rounds = [[] for _ in sizes]
+    with one_thread():  # the algorithm's growth, without the noise of sharing cores
+        for _, model, jet in cases:
+            hd.time_derivatives(model, jet, 2)
+        for _ in range(9):
+            for times, (_, model, jet) in zip(rounds, cases):
+                t0 = time.perf_counter()
+                hd.time_derivatives(model, jet, 2)
+                times.append((time.perf_counter() - t0) / B)
+    batched = [statistics.median(times) for times in rounds]
+    for n, tB, (text, model, jet) in zip(sizes, batched, cases):
         t1 = median_time(lambda: hd.time_derivatives(model, jet[0], 2), BUDGET)
-        with one_thread():  # the algorithm's growth, without the noise of sharing cores
-            tB = median_time(lambda: hd.time_derivatives(model, jet, 2), BUDGET) / B
-        batched.append(tB)
         routes = PinRoutes(PinocchioRobot(text, model), jet[:1])
         tp = median_time(routes.fd_route, BUDGET)
         print(f"| {n} | {us(t1)} | {us(tB)} | {tB / n * 1e6:.3f} | {us(tp)} | {t1 / tp:.3f} |",
