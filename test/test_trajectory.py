@@ -243,7 +243,6 @@ def test_yaml_file_errors(tmp_path):
 def test_threads_sharing_a_trajectory_get_the_right_derivatives():
     """The ROS node evaluates one trajectory from two threads; derivatives are built lazily."""
     import sys
-    import threading
 
     times, names = np.linspace(0, 2, 5), ["a", "b"]
     positions = np.array([[0, 0], [0.3, -0.2], [0.1, 0.4], [-0.2, 0.1], [0.0, 0.0]])
