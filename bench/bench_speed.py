@@ -21,7 +21,6 @@ Medians over repeats; ratios are ours / Pinocchio's route at the same batch size
 Run: ``python bench/bench_speed.py`` (``--quick`` for a shorter run).
 """
 
-import contextlib
 import os
 import statistics
 import subprocess
@@ -29,6 +28,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from unittest import mock
 
 import numpy as np
 
@@ -96,18 +96,9 @@ class PinRoutes:
             f(s)
 
 
-@contextlib.contextmanager
 def one_thread():
     """Large batches on one thread (HOD_DYNAMICS_THREADS=1), to show what the threads add."""
-    saved = os.environ.get(THREADS_ENV_VAR)
-    os.environ[THREADS_ENV_VAR] = "1"
-    try:
-        yield
-    finally:
-        if saved is None:
-            del os.environ[THREADS_ENV_VAR]
-        else:
-            os.environ[THREADS_ENV_VAR] = saved
+    return mock.patch.dict(os.environ, {THREADS_ENV_VAR: "1"})
 
 
 def jets_for(model, count, rows, seed=0):

@@ -11,6 +11,12 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
+from hod_dynamics.backend import numba_available
+
+# -- compute backends -----------------------------------------------------------------------------
+needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed")
+# parametrize("backend", BACKENDS): both paths, the numba one skipped (named) without numba
+BACKENDS = ["numpy", pytest.param("numba", marks=needs_numba)]
 
 
 # -- example-robot-data ---------------------------------------------------------------------------

@@ -15,9 +15,7 @@ import hod_dynamics as hd
 from hod_dynamics import recursive
 from hod_dynamics.backend import ENV_VAR, numba_available, resolve_backend
 
-from oracles import PinocchioRobot, random_urdf, rel_err
-
-needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed")
+from oracles import BACKENDS, PinocchioRobot, needs_numba, random_urdf, rel_err
 
 
 def _wrenches(model, rng, batch, order):
@@ -76,7 +74,7 @@ def test_numba_requested_without_numba_raises(panda):
         hd.time_derivatives(panda, np.zeros((5, 7)), 2, backend="numba")
 
 
-@pytest.mark.parametrize("backend", ["numpy", pytest.param("numba", marks=needs_numba)])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_blocks_give_the_same_result(panda, rng, monkeypatch, backend):
     """Batches split into blocks (tiny blocks forced here) equal one block, with wrenches
     whose batch shape broadcasts (one per row of the batch, and one for all samples)."""
@@ -147,13 +145,11 @@ def test_partials_numba_single_sample_panda(panda, rng):
         assert all(a.shape == shape and rel_err(a, b) < 1e-13 for a, b in zip(fast, ref))
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("batch", [(), (3, 40)])
 def test_non_finite_jet_named_in_the_callers_shape(backend, batch, panda):
     """The compiled kernel tests finiteness as it reads; the error still names the value's
     index in the caller's shape (derivative and joint), whatever the path."""
-    if backend == "numba" and not numba_available():
-        pytest.skip("numba not installed")
     jet = np.zeros(batch + (5, 7))
     index = tuple(b - 1 for b in batch) + (3, 5)
     jet[index] = np.nan
@@ -163,12 +159,10 @@ def test_non_finite_jet_named_in_the_callers_shape(backend, batch, panda):
         hd.time_derivatives(panda, jet, 2, backend=backend)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_each_backend_matches_pinocchio_directly(backend, random_tree, panda_pinocchio, rng):
     """Each backend against the independent oracle, not only against the other backend: tau
     (rnea) and the first-order partials (computeRNEADerivatives), one sample and a batch."""
-    if backend == "numba" and not numba_available():
-        pytest.skip("numba not installed")
     text, tree = random_tree
     for model, pin in ((tree, PinocchioRobot(text, tree)), panda_pinocchio):
         n = model.n_dof
@@ -186,10 +180,8 @@ def test_each_backend_matches_pinocchio_directly(backend, random_tree, panda_pin
                     assert rel_err(ours.reshape(-1, n, n)[s], ref) < 1e-10
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_nan_broadcast_into_an_empty_batch_is_refused(backend, panda):
-    if backend == "numba" and not numba_available():
-        pytest.skip("numba not installed")
     empty, bad = np.zeros((0, 7)), np.full(7, np.nan)
     for f in (hd.id_partials, hd.id_second_partials):
         with pytest.raises(hd.InputError, match=r"^qd holds a non-finite value at index \(0,\)"):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from oracles import CENTRAL_7, PinocchioRobot, pinocchio_robot, rel_err, sinusoid_jet
+from oracles import BACKENDS, CENTRAL_7, PinocchioRobot, pinocchio_robot, rel_err, sinusoid_jet
 
 
 def _states(model, count, seed=0):
@@ -178,13 +178,11 @@ def test_bad_input_raises(func, planar_2r):
         f(planar_2r, np.zeros((2, 2)), np.zeros((3, 2)), *good[2:])
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("func", ["id_partials", "id_second_partials"])
 def test_non_finite_named_in_the_callers_batch_shape(func, backend, panda):
     """The compiled kernels test finiteness themselves; the error still names the argument
     and the index in the shape the caller passed, and nothing is returned."""
-    if backend == "numba" and not hd.backend.numba_available():
-        pytest.skip("numba not installed")
     q, qd, qdd = np.zeros((3, 2, 3, 7))
     qd = qd.copy()
     qd[1, 2, 5] = np.inf
