@@ -413,6 +413,24 @@ def test_a_node_whose_callback_raises_exits_with_code_1(tmp_path):
     assert "stopped by an error in a callback: RuntimeError('boom')" in out + err
 
 
+def test_a_signal_before_the_executor_thread_starts_is_a_clean_exit(tmp_path):
+    """process.run: SIGINT may arrive while the node is still starting, before the executor
+    thread runs (a slow machine); that is a clean stop (0), not a traceback and exit 1."""
+    script = tmp_path / "early_signal.py"
+    script.write_text(
+        "import sys\n"
+        "from rclpy.node import Node\n"
+        "from hod_dynamics.ros import process\n"
+        "def interrupted(self):\n"
+        "    raise KeyboardInterrupt  # what SIGINT raises when it lands just before start()\n"
+        "process._Spinner.start = interrupted\n"
+        "sys.exit(process.run(lambda: Node('hod_early_node'), 'hod_early_node'))\n")
+    proc = start_process([os.sys.executable, str(script)])
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, (out, err)
+    assert "Traceback" not in out + err
+
+
 def test_demo_publisher_republishes_every_period(harness):
     from hod_dynamics.ros.demo_trajectory_publisher import DemoTrajectoryPublisher
 

@@ -50,7 +50,7 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
             signal.signal(sig, signal.SIG_IGN)
         if executor is not None:
             executor.shutdown()
-        if spinner is not None:
+        if spinner is not None and spinner.is_alive():  # a signal may land before start()
             spinner.join(timeout=5)
         if node is not None:
             node.destroy_node()
