@@ -395,40 +395,40 @@ def test_outputs_restart_when_simulated_time_goes_back(harness):
 
 def test_a_node_whose_callback_raises_exits_with_code_1(tmp_path):
     """process.run: an exception escaping a callback is a fatal error, not a clean exit."""
-    script = tmp_path / "bad_node.py"
-    script.write_text(
-        "import sys\n"
-        "from rclpy.node import Node\n"
-        "from hod_dynamics.ros.process import run\n"
-        "class Bad(Node):\n"
-        "    def __init__(self):\n"
-        "        super().__init__('hod_bad_node')\n"
-        "        self.create_timer(0.05, self.fail)\n"
-        "    def fail(self):\n"
-        "        raise RuntimeError('boom')\n"
-        "sys.exit(run(Bad, 'hod_bad_node'))\n")
-    proc = start_process([os.sys.executable, str(script)])
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 1, (out, err)
-    assert "stopped by an error in a callback: RuntimeError('boom')" in out + err
+    code, output = _run_script(tmp_path / "bad_node.py",
+                               "from hod_dynamics.ros.process import run\n"
+                               "class Bad(Node):\n"
+                               "    def __init__(self):\n"
+                               "        super().__init__('hod_bad_node')\n"
+                               "        self.create_timer(0.05, self.fail)\n"
+                               "    def fail(self):\n"
+                               "        raise RuntimeError('boom')\n"
+                               "sys.exit(run(Bad, 'hod_bad_node'))\n")
+    assert code == 1, output
+    assert "stopped by an error in a callback: RuntimeError('boom')" in output
 
 
 def test_a_signal_before_the_executor_thread_starts_is_a_clean_exit(tmp_path):
     """process.run: SIGINT may arrive while the node is still starting, before the executor
     thread runs (a slow machine); that is a clean stop (0), not a traceback and exit 1."""
-    script = tmp_path / "early_signal.py"
-    script.write_text(
-        "import sys\n"
-        "from rclpy.node import Node\n"
-        "from hod_dynamics.ros import process\n"
-        "def interrupted(self):\n"
-        "    raise KeyboardInterrupt  # what SIGINT raises when it lands just before start()\n"
-        "process._Spinner.start = interrupted\n"
-        "sys.exit(process.run(lambda: Node('hod_early_node'), 'hod_early_node'))\n")
-    proc = start_process([os.sys.executable, str(script)])
+    code, output = _run_script(tmp_path / "early_signal.py",
+                               "from hod_dynamics.ros import process\n"
+                               "def interrupted(self):\n"
+                               "    raise KeyboardInterrupt  # SIGINT landing just before start()\n"
+                               "process._Spinner.start = interrupted\n"
+                               "sys.exit(process.run(lambda: Node('hod_early_node'), "
+                               "'hod_early_node'))\n")
+    assert code == 0, output
+    assert "Traceback" not in output
+
+
+def _run_script(path, body):
+    """Run a Python script (``import sys`` and rclpy's ``Node`` given) as its own process;
+    returns (exit code, stdout + stderr)."""
+    path.write_text("import sys\nfrom rclpy.node import Node\n" + body)
+    proc = start_process([os.sys.executable, str(path)])
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0, (out, err)
-    assert "Traceback" not in out + err
+    return proc.returncode, out + err
 
 
 def test_demo_publisher_republishes_every_period(harness):
