@@ -18,7 +18,7 @@ data_files = [
     ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
     (f"share/{PACKAGE}", ["package.xml"]),
     (f"share/{PACKAGE}/launch", glob("launch/*.py")),
-    (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+    (f"share/{PACKAGE}/config", glob(f"{PACKAGE}/data/config/*.yaml")),
     (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/urdf/*.urdf")),
 ]
 if "bdist_wheel" in sys.argv:
@@ -29,8 +29,10 @@ ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-traje
        "ros-rosgraph-msgs"]
 BAG = ["rosbags>=0.11"]  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
 PLOT = ["matplotlib>=3.5"]
-# compiled kernels for the recursive algorithm (optional: the numpy path runs without it)
-FAST = ["numba>=0.59"]
+# compiled kernels (numba) are a core dependency: every install route runs the fast path; the
+# numpy path stays as the reference and the fallback when numba cannot be imported. "fast" is
+# kept as an empty extra so that `pip install ".[fast]"` from older instructions still works.
+FAST = []
 # colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
         "setuptools"]
@@ -44,9 +46,9 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
-    package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
+    package_data={PACKAGE: ["data/urdf/*.urdf", "data/config/*.yaml", "data/trajectories/*"]},
     data_files=data_files,
-    install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5"],
+    install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5", "numba>=0.59"],
     extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "test": TEST,
                     "all": ROS + BAG + PLOT + FAST + TEST},
     zip_safe=False,

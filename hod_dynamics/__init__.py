@@ -17,11 +17,11 @@ from .crba import kinetic_energy, mass_matrix
 from .bag import JointStates, read_joint_states
 from .dynamics import inverse_dynamics, time_derivatives
 from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
-from .feedforward import FeedforwardResult, feedforward
+from .feedforward import FeedforwardResult, feedforward, save_csv
 from .model import Frame, RobotModel
 from .partials import (id_partials, id_partials_directional, id_second_order_rate,
                        id_second_partials)
-from .robots import load_robot, robot_path, shipped_robots
+from .robots import load_robot, robot_path, share_path, shipped_robots
 from .trajectory import (LimitReport, LimitViolation, Trajectory, load_trajectory,
                          shipped_trajectories)
 from . import paper_examples  # noqa: F401  re-exported: hd.paper_examples
@@ -37,6 +37,6 @@ __all__ = [
     "shipped_robots", "time_derivatives",
     "ActuatorSet", "AntagonisticExponential", "CubicSpring", "FeedforwardResult", "LimitReport",
     "LimitViolation", "Rigid", "SEA", "Trajectory", "VSA", "feedforward", "load_actuators",
-    "load_trajectory", "shipped_trajectories",
+    "load_trajectory", "save_csv", "share_path", "shipped_trajectories",
     "BagAnalysis", "JointStates", "analyze_joint_states", "read_joint_states", "write_report",
 ]

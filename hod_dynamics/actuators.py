@@ -31,6 +31,7 @@ from scipy.optimize import newton
 
 from .errors import InputError, TrajectoryError
 from .jets import cauchy_scale, factorials
+from .robots import config_source
 from .trajectory import Trajectory
 from .yamlfile import read_mapping
 
@@ -286,7 +287,8 @@ def _actuator_from_spec(joint, spec):
 def load_actuators(source, model):
     """Per-joint actuators of ``model`` from a dict or a YAML file.
 
-    ``source``: a path to a YAML file, YAML text, or a mapping ``{joint_name: spec}``, optionally under a
+    ``source``: a path to a YAML file, the name of a shipped one (``"actuators_sea"``,
+    ``"actuators_vsa"``), YAML text, or a mapping ``{joint_name: spec}``, optionally under a
     top-level key ``actuators``. A spec is ``{type: rigid}``,
     ``{type: sea, stiffness, motor_inertia, motor_damping=0, gear_ratio=1}`` or
     ``{type: vsa, spring: cubic|antagonistic_exponential, <spring parameters: k1, k3 | a, b>,
@@ -297,7 +299,7 @@ def load_actuators(source, model):
     """
     if isinstance(source, ActuatorSet):
         return source
-    source = read_mapping(source, InputError, "actuator configuration")
+    source = read_mapping(config_source(source), InputError, "actuator configuration")
     specs = source.get("actuators", source) or {}
     if not isinstance(specs, dict):
         raise InputError(f"'actuators' must map joint names to specs, got {type(specs).__name__}")

@@ -30,6 +30,7 @@ from .actuators import load_actuators
 from .errors import InputError, ModelError
 from .feedforward import FeedforwardResult, feedforward
 from .trajectory import Trajectory, noise_std  # the estimator from_samples itself uses
+from .units import column
 
 MAX_ORDER = 2       # a C^4 (quintic) smoothing fit carries q up to q^(4) continuously
 MIN_SAMPLES = 20
@@ -162,7 +163,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
         parts.append(feedforward(model, traj, states.t[lo:hi], order, acts))
         if progress is not None:
             progress(hi, m)
-    result = FeedforwardResult(**{f: (getattr(parts[0], f) if f in ("joint_names", "elastic", "gear_ratio")
+    result = FeedforwardResult(**{f: (getattr(parts[0], f) if f in ("joint_names", "elastic", "gear_ratio", "joint_types")
                                       or getattr(parts[0], f) is None
                                       else np.concatenate([getattr(p, f) for p in parts]))
                                   for f in FeedforwardResult.__dataclass_fields__})
@@ -189,13 +190,18 @@ def samples_columns(analysis):
     available).
     """
     r, names = analysis.result, analysis.joint_names
-    blocks = [("q", analysis.position), ("qfit", r.qjet[:, 0]), ("qd", r.qjet[:, 1]), ("qdd", r.qjet[:, 2])]
-    blocks += [(f"tau{k}", r.taujet[:, k]) for k in range(r.taujet.shape[1])]
-    optional = [("effort", analysis.effort), ("residual", analysis.residual), ("qplan", analysis.planned),
-                ("theta", None if r.thetajet is None else r.thetajet[:, 0]), ("u", r.u)]
-    blocks += [(label, v) for label, v in optional if v is not None]
-    header = ["t"] + [f"{label}_{j}" for label, _ in blocks for j in names]
-    return header, [analysis.t] + [v for _, v in blocks]
+    types = r.joint_types or ("revolute",) * len(names)
+    # (label, array, quantity, derivative order): the unit follows the joint type
+    blocks = [("q", analysis.position, "position", 0), ("qfit", r.qjet[:, 0], "position", 0),
+              ("qd", r.qjet[:, 1], "position", 1), ("qdd", r.qjet[:, 2], "position", 2)]
+    blocks += [(f"tau{k}", r.taujet[:, k], "torque", k) for k in range(r.taujet.shape[1])]
+    optional = [("effort", analysis.effort, "torque"), ("residual", analysis.residual, "torque"),
+                ("qplan", analysis.planned, "position"),
+                ("theta", None if r.thetajet is None else r.thetajet[:, 0], "position"), ("u", r.u, "torque")]
+    blocks += [(label, v, quantity, 0) for label, v, quantity in optional if v is not None]
+    header = ["t [s]"] + [column(f"{label}_{j}", typ, quantity, k)
+                          for label, _, quantity, k in blocks for j, typ in zip(names, types)]
+    return header, [analysis.t] + [v for _, v, _, _ in blocks]
 
 
 def write_samples_csv(analysis, path, *, rows_per_write=20000):
@@ -239,7 +245,8 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, 
         if analysis.residual is not None:
             paths.append(plot_joint_series(analysis.t, analysis.residual, analysis.joint_names,
                                            os.path.join(out, "residual.png"),
-                                           ylabel="model tau - measured effort [N m]", title=title))
+                                           ylabel="model tau - measured effort [N m]", title=title,
+                                           labels=("residual (model - measured)", None)))
     if derived_bag:
         from .bag import write_derived_bag
 

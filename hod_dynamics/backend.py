@@ -1,14 +1,17 @@
 """Choice of the compute backend for the recursive algorithm: compiled (numba) or numpy.
 
-``"numba"`` runs :mod:`hod_dynamics._kernels` (needs the optional ``numba`` package:
-``pip install "hod_dynamics[fast]"``); ``"numpy"`` is the vectorised pure-numpy path. Both give
-the same numbers (to rounding). The default ``"auto"`` takes numba when it imports, numpy
-otherwise; the environment variable ``HOD_DYNAMICS_BACKEND`` (``auto``, ``numba`` or ``numpy``)
-overrides the default, a ``backend=`` keyword overrides both.
+``"numba"`` runs :mod:`hod_dynamics._kernels` (numba is a dependency of the package);
+``"numpy"`` is the vectorised pure-numpy path, the reference. Both give the same numbers (to
+rounding). The default ``"auto"`` takes numba when it imports and falls back to numpy otherwise,
+with one warning saying so (:class:`NumbaUnavailableWarning`); the environment variable
+``HOD_DYNAMICS_BACKEND`` (``auto``, ``numba`` or ``numpy``) overrides the default, a
+``backend=`` keyword overrides both.
 
-numba compiles the kernel on its first use in a fresh install (a few seconds) and caches the
+numba compiles the kernels on their first use after an install (10 to 30 s) and caches the
 machine code on disk (``__pycache__`` beside the module, or numba's user-wide cache when the
 install is read-only), so later processes load it in well under a second.
+:func:`kernels_cached` tells beforehand whether a first use will compile, so that programs can
+announce the wait (:data:`COMPILE_NOTICE`).
 
 The compiled kernels release the GIL; large batches are split into chunks computed by
 ``HOD_DYNAMICS_THREADS`` threads (default: the CPUs this process may run on; 1 disables it).
@@ -16,6 +19,7 @@ The compiled kernels release the GIL; large batches are split into chunks comput
 
 import os
 import threading
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -29,14 +33,44 @@ THREADS_ENV_VAR = "HOD_DYNAMICS_THREADS"
 MIN_CHUNK = 1024  # samples: below this a thread hand-off costs more than it saves
 
 
+COMPILE_NOTICE = "compiling kernels, first use after install, ~30 s (cached for later runs)"
+
+
+class NumbaUnavailableWarning(RuntimeWarning):
+    """numba cannot be imported: the (much slower) numpy path runs instead."""
+
+
 @lru_cache(maxsize=1)
 def kernels():
-    """The compiled kernel module, or None when numba is not importable."""
+    """The compiled kernel module, or None when numba cannot be imported (warns once)."""
     try:
         from . import _kernels
-    except ImportError:
+    except Exception as exc:  # ImportError, or a numba broken by a mismatched numpy
+        warnings.warn(f"numba cannot be imported ({type(exc).__name__}: {exc}); running the numpy "
+                      "path, about 100x slower for single samples (reinstall numba to fix)",
+                      NumbaUnavailableWarning, stacklevel=2)
         return None
     return _kernels
+
+
+# the kernels' entry points: the helpers they call are compiled into them
+_ENTRY_POINTS = {"rnea": ("_kernels", ("rnea_jets",)),
+                 "partials": ("_partials_kernels", ("first_partials", "second_partials"))}
+
+
+def kernels_cached(which="rnea"):
+    """True when numba's disk cache holds the machine code of the kernels ``which``
+    (``"rnea"``: tau and its time derivatives; ``"partials"``: first- and second-order
+    partials), so that their first use in this process loads it rather than compiling; False
+    when it will compile; None when numba cannot run or its cache cannot be inspected."""
+    if kernels() is None:
+        return None
+    module_name, names = _ENTRY_POINTS[which]
+    module = kernels() if module_name == "_kernels" else partials_kernels()
+    try:  # numba's cache index: empty when missing, stale (source rewritten) or of another numba
+        return all(bool(getattr(module, name)._cache._cache_file._load_index()) for name in names)
+    except Exception:  # a private layout of numba's that changed: cannot tell
+        return None
 
 
 @lru_cache(maxsize=1)
@@ -78,8 +112,8 @@ def resolve_backend(backend=None):
     if backend == "auto":
         return "numba" if numba_available() else "numpy"
     if backend == "numba" and not numba_available():
-        raise InputError(f"{source}='numba' needs the numba package "
-                         "(pip install \"hod_dynamics[fast]\")")
+        raise InputError(f"{source}='numba' needs the numba package, which cannot be imported "
+                         "(pip install numba)")
     return backend
 
 

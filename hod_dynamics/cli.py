@@ -1,78 +1,200 @@
-"""The ``hod-dynamics`` command line.
+"""The ``hod-dynamics`` command line (also ``python -m hod_dynamics``).
 
     hod-dynamics demo [--order K] [--duration S] [--rate HZ] [--out DIR] [--no-plot]
-    hod-dynamics info URDF [--root LINK] [--tip LINK ...] [--lock JOINT=VALUE ...]
+    hod-dynamics info URDF [--root LINK] [--tip LINK] [--lock JOINT=VALUE]
     hod-dynamics robots
-    hod-dynamics analyze-bag BAG --urdf PATH --out DIR [--joint-states TOPIC] [--order 2] ...
+    hod-dynamics analyze-bag BAG --urdf URDF --out DIR [--joint-states TOPIC] [--order 2] ...
 
-Errors on bad input print one line (``hod-dynamics: error: ...``) and exit with code 2.
+Every failure the user can cause (bad arguments, a missing or malformed file, an output folder
+that cannot be written, a job that would not fit in memory) prints one line
+``hod-dynamics: error: ...`` on stderr and exits with code 2; a closed output pipe
+(``hod-dynamics info X | head -2``) ends the command quietly.
 """
 
 import argparse
+import math
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
 from . import paper_examples as paper
-from .dynamics import time_derivatives
-from .feedforward import FeedforwardResult, save_csv
 from .errors import HodDynamicsError
 from .model import RobotModel
-from .robots import load_robot, robot_path, shipped_robots
+from .robots import load_robot, robot_path, shipped_robots, urdf_source
+from .units import common_unit
+
+PROG = "hod-dynamics"
+DEMO_MAX_ORDER = 8  # beyond it the demo's numbers grow like w^(k+2) (1e9 at k = 8) and mean little
+BAG_MAX_ORDER = 2  # the C^4 quintic fit of recorded positions gives q^(4), hence tau'' at most
+MEMORY_SHARE = 0.8  # a job may use this share of the memory available when it starts
 
 
+class CommandError(HodDynamicsError):
+    """A failure the user caused that is not a library input error (output folder, memory)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command's one-line errors: no usage block, exit code 2."""
+
+    def error(self, message):
+        command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        hint = f" (see {PROG} {command} --help)" if command else f" (see {PROG} --help)"
+        raise CommandError(message + hint)
+
+
+def _version():
+    from . import __version__
+
+    return __version__
+
+
+# -- shared checks ------------------------------------------------------------------------------
 def _parse_locks(items):
     locks = {}
     for item in items or []:
         name, sep, value = item.partition("=")
         if not sep:
-            raise HodDynamicsError(f"--lock expects JOINT=VALUE, got '{item}'")
+            raise CommandError(f"--lock expects JOINT=VALUE, got '{item}'")
         try:
             locks[name] = float(value)
         except ValueError:
-            raise HodDynamicsError(f"--lock {item}: '{value}' is not a number") from None
+            raise CommandError(f"--lock {item}: '{value}' is not a number") from None
     return locks
 
 
+def _output_folder(path, flag="--out"):
+    """Create the output folder ``path`` (and its parents) before any work, so that a folder
+    that cannot be written fails at once, naming the path, and loses nothing."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise CommandError(f"{flag} '{path}' exists and is not a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(f"{flag} '{path}': cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CommandError(f"{flag} '{path}': the folder is not writable")
+    return path
+
+
+def available_memory():
+    """Bytes of memory available to a new job (Linux MemAvailable; None when unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(estimate, what, advice):
+    """Refuse a job whose ``estimate`` (bytes) exceeds MEMORY_SHARE of the available memory."""
+    free = available_memory()
+    if free is not None and estimate > MEMORY_SHARE * free:
+        raise CommandError(f"{what} needs about {_gb(estimate)} of memory, {_gb(free)} is available; {advice}")
+
+
+def _gb(n):
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+
+
+def _plots_possible(no_plot):
+    """False with one line on stdout when matplotlib is missing (the plots are skipped)."""
+    if no_plot:
+        return False
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("plots skipped: matplotlib is not installed (pip install matplotlib); "
+              "everything else is written")
+        return False
+    return True
+
+
+# -- demo ---------------------------------------------------------------------------------------
+def demo_memory(samples, order, n=7, plot=True):
+    """Bytes the demo holds for ``samples`` samples at ``order`` (n joints): the q- and wrench
+    jets, the tau-jet, the CSV table and, with the plot, matplotlib's copies of every curve
+    (measured: about 3 x the data it draws)."""
+    floats = (order + 3) * n + (order + 2) * 6 * 2 + (order + 1) * n + 1 + n + (order + 1) * n
+    if plot:
+        floats += 3 * (order + 1) * n * min(1.0, PLOT_POINTS / max(samples, 1))
+    return int(samples * floats * 8 * 1.5)  # 1.5: temporaries and the allocator's slack
+
+
+PLOT_POINTS = 20000  # curves are drawn with at most this many points (every k-th sample)
+
+
 def cmd_demo(args):
-    """The main job on the embedded default: shipped KUKA iiwa 14 model of seed 000, the Gaz et
-    al. trajectory and the end-effector wrench of the paper; tau^(0..order) at ``rate`` Hz."""
+    """The main job on the embedded default: the shipped KUKA iiwa 14 model (Müller and Kumar
+    2021), the Gaz et al. trajectory and the end-effector wrench of that paper; tau^(0..order)
+    at ``rate`` Hz, written as CSV (and a PNG with matplotlib)."""
+    from .backend import COMPILE_NOTICE, kernels_cached, resolve_backend
+    from .dynamics import time_derivatives
+    from .feedforward import FeedforwardResult, save_csv
+
+    samples = int(math.floor(args.duration * args.rate + 0.5)) + 1
+    check_memory(demo_memory(samples, args.order, plot=not args.no_plot),
+                 f"demo with {samples:,} samples", "lower --rate or --duration")
+    _output_folder(args.out)
+    plot = _plots_possible(args.no_plot)
     model = load_robot("iiwa14", gravity=paper.IIWA_GRAVITY)
-    t = np.arange(0.0, args.duration + 0.5 / args.rate, 1.0 / args.rate)
+    t = np.arange(samples) / args.rate
     qjet = paper.gaz_trajectory_jet(t, args.order + 3)
     wrenches = {paper.IIWA_WRENCH_LINK: paper.iiwa_wrench_jet(t, args.order + 1)}
+    backend = resolve_backend()
+    if backend == "numba" and kernels_cached() is False:
+        print(COMPILE_NOTICE, flush=True)
+    # the first call compiles numba's kernels or loads them from its cache: timed apart
+    head = slice(0, min(samples, 64))
     start = time.perf_counter()
-    taujet = time_derivatives(model, qjet, args.order, wrenches=wrenches)
-    elapsed = time.perf_counter() - start
-    os.makedirs(args.out, exist_ok=True)
+    time_derivatives(model, qjet[head], args.order, wrenches={k: v[head] for k, v in wrenches.items()})
+    first = time.perf_counter() - start
+    runs = []
+    for _ in range(5):  # warm: the median of five runs of the whole job
+        start = time.perf_counter()
+        taujet = time_derivatives(model, qjet, args.order, wrenches=wrenches)
+        runs.append(time.perf_counter() - start)
+    elapsed = float(np.median(runs))
     print(f"robot: {model.name} ({model.n_dof} joints, shipped URDF {robot_path('iiwa14')})")
-    print(f"trajectory: Gaz et al. 2019 eq. 31, {len(t)} samples over {args.duration:g} s, "
-          f"end-effector wrench 10 sin(pi t) on {paper.IIWA_WRENCH_LINK}")
-    print(f"computed tau^(0..{args.order}) in {elapsed * 1e3:.1f} ms "
-          f"({elapsed / len(t) * 1e6:.2f} us per sample)")
+    print(f"trajectory: Gaz et al. 2019 eq. 31, {samples} samples over {args.duration:g} s at {args.rate:g} Hz, "
+          f"end-effector wrench 10 sin(pi t) (N m, N) on {paper.IIWA_WRENCH_LINK}")
+    warmup = "compile or cache load" if backend == "numba" else "first call"
+    print(f"backend: {backend}; {warmup}: {first:.2f} s (once per process)")
+    print(f"computed tau^(0..{args.order}) in {elapsed * 1e3:.1f} ms warm "
+          f"({elapsed / samples * 1e6:.2f} us per sample, median of {len(runs)} runs)")
     print("peak |tau^(k)| per joint:")
-    print("  order " + " ".join(f"{name[-7:]:>10}" for name in model.joint_names))
+    print(f"  {'order':>5} {'unit':<10}" + " ".join(f"{name[-7:]:>10}" for name in model.joint_names))
     for k in range(args.order + 1):
-        print(f"  {k:5d} " + " ".join(f"{v:10.3g}" for v in np.abs(taujet[:, k]).max(axis=0)))
-    result = FeedforwardResult(tuple(model.joint_names), t, qjet, taujet)
+        unit = common_unit(model.joint_types, "torque", k)
+        print(f"  {k:5d} {unit:<10}" + " ".join(f"{v:10.3g}" for v in np.abs(taujet[:, k]).max(axis=0)))
+    result = FeedforwardResult(tuple(model.joint_names), t, qjet, taujet, joint_types=model.joint_types)
     print(f"wrote {save_csv(result, os.path.join(args.out, 'demo_torque_jets.csv'))}")
-    if not args.no_plot:
+    if plot:
         from .plots import plot_torque_jets
 
         png = plot_torque_jets(t, taujet, model.joint_names, os.path.join(args.out, "demo_torque_jets.png"),
-                               title="KUKA iiwa 14, Gaz et al. trajectory: tau and its time derivatives")
+                               title="KUKA iiwa 14, Gaz et al. trajectory: tau and its time derivatives",
+                               max_points=PLOT_POINTS)
         print(f"wrote {png}")
     return 0
 
 
+# -- info, robots -------------------------------------------------------------------------------
 def cmd_info(args):
-    """Print the joints, limits and masses of a URDF model."""
-    model = RobotModel.from_urdf(args.urdf, root_link=args.root, tip_links=args.tip,
+    """Print the joints, limits and masses of a URDF model (a file or a shipped robot's name)."""
+    model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
                                  locked_joints=_parse_locks(args.lock))
     print(f"{model.name}: {model.n_dof} joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
+    print("units: position rad (m for prismatic joints), velocity rad/s (m/s), effort N m (N), mass kg")
     print(f"{'joint':<28}{'type':<11}{'link':<28}{'lower':>9}{'upper':>9}{'vel':>8}{'effort':>9}{'mass':>9}")
     for i, name in enumerate(model.joint_names):
         print(f"{name:<28}{model.joint_types[i]:<11}{model.link_names[i]:<28}{model.lower[i]:9.3g}"
@@ -88,6 +210,7 @@ def cmd_robots(args):
     return 0
 
 
+# -- analyze-bag --------------------------------------------------------------------------------
 class _Progress:
     """``progress(done, total)`` callback: a one-line bar on stderr (only on a terminal)."""
 
@@ -105,6 +228,13 @@ class _Progress:
                   file=sys.stderr, flush=True)
 
 
+def bag_memory(samples, recorded_joints, n, order):
+    """Bytes the analysis of ``samples`` joint states holds: the recording, the fitted jets, the
+    tau-jet, motor references and the CSV rows (about 2 x the arrays while writing)."""
+    floats = 3 * recorded_joints + 2 + (order + 3) * n + (order + 1) * n + 6 * n
+    return int(samples * floats * 8 * 2.5)
+
+
 def cmd_analyze_bag(args):
     """Replay analysis of a recorded bag: fit the measured joint positions with a smoothing
     spline, evaluate the model's tau and its time derivatives (and motor references with
@@ -115,29 +245,34 @@ def cmd_analyze_bag(args):
     from .bag import read_joint_states, read_planned_positions
 
     if args.start is not None and args.end is not None and args.end <= args.start:
-        raise HodDynamicsError(f"--end {args.end} must be after --start {args.start}")
-    model = RobotModel.from_urdf(args.urdf, root_link=args.root, tip_links=args.tip,
+        raise CommandError(f"--end {args.end} must be after --start {args.start}")
+    model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
                                  locked_joints=_parse_locks(args.lock))
+    _output_folder(args.out)
+    plot = _plots_possible(args.no_plot)
     show = not args.no_progress
     states = read_joint_states(args.bag, args.joint_states, progress=_Progress("reading", show))
     states = states.select(args.start, args.end)
+    check_memory(bag_memory(len(states.t), len(states.joint_names), model.n_dof, args.order),
+                 f"the analysis of {len(states.t):,} joint states", "analyse a part with --start/--end")
     planned = None
     if args.trajectory_topic:
         planned = read_planned_positions(args.bag, args.trajectory_topic, states.t0_ns)
     start = time.perf_counter()
     result = analyze_joint_states(model, states, order=args.order, actuators=args.actuators, smoothing=args.smoothing,
-                     planned=planned, progress=_Progress("analysing", show))
+                                  planned=planned, progress=_Progress("analysing", show))
     elapsed = time.perf_counter() - start
-    paths = write_report(result, args.out, plots=not args.no_plot, derived_bag=not args.no_derived_bag,
+    paths = write_report(result, args.out, plots=plot, derived_bag=not args.no_derived_bag,
                          progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
     summary = result.summary()
     print(f"{states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
           f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} joints); "
           f"fit + dynamics in {elapsed:.2f} s")
     if result.effort is not None:
-        print(f"  {'joint':<24}{'residual rms':>14}{'max |res|':>12}{'% of range':>12}")
+        unit = common_unit(model.joint_types, "torque")
+        print(f"  {'joint':<24}{f'residual rms [{unit}]':>22}{f'max |res| [{unit}]':>20}{'% of range':>12}")
         for name, entry in summary["joints"].items():
-            print(f"  {name:<24}{entry['residual_rms']:14.4g}{entry['residual_max_abs']:12.4g}"
+            print(f"  {name:<24}{entry['residual_rms']:22.4g}{entry['residual_max_abs']:20.4g}"
                   f"{entry['residual_rms_percent_of_range']:12.3g}")
     else:
         print("  the joint states carry no efforts: no comparison with measured torques")
@@ -146,41 +281,73 @@ def cmd_analyze_bag(args):
     return 0
 
 
+# -- the parser and the entry point -------------------------------------------------------------
+def _order_type(maximum):
+    def order(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
+        if not 0 <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{value} is outside 0..{maximum}")
+        return value
+
+    return order
+
+
+def _positive(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number > 0")
+    return value
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(
-        prog="hod-dynamics",
-        description="Inverse dynamics of URDF robots and its time derivatives of any order.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = _Parser(prog=PROG, description="Inverse dynamics of URDF robots and its time derivatives of any order.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                parser_class=_Parser)
     demo = sub.add_parser("demo", help="run the embedded default (shipped iiwa model and trajectory)",
                           description=cmd_demo.__doc__)
-    demo.add_argument("--order", type=int, default=3, help="highest torque derivative (default 3)")
-    demo.add_argument("--duration", type=float, default=5.0, help="trajectory length in s (default 5)")
-    demo.add_argument("--rate", type=float, default=1000.0, help="sample rate in Hz (default 1000)")
-    demo.add_argument("--out", default="hod_demo_out", help="output folder (default hod_demo_out)")
+    demo.add_argument("--order", type=_order_type(DEMO_MAX_ORDER), default=3, metavar=f"0..{DEMO_MAX_ORDER}",
+                      help=f"highest torque derivative (default 3, at most {DEMO_MAX_ORDER})")
+    demo.add_argument("--duration", type=_positive, default=5.0, metavar="S",
+                      help="trajectory length in s (default 5)")
+    demo.add_argument("--rate", type=_positive, default=1000.0, metavar="HZ",
+                      help="sample rate in Hz (default 1000; refused when the job would not fit in memory)")
+    demo.add_argument("--out", default="hod_demo_out", metavar="DIR",
+                      help="output folder (default hod_demo_out, created if needed)")
     demo.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib needed)")
     demo.set_defaults(func=cmd_demo)
     info = sub.add_parser("info", help="summarise a URDF model", description=cmd_info.__doc__)
-    info.add_argument("urdf", help="URDF file")
-    info.add_argument("--root", help="root link (default: the URDF root)")
-    info.add_argument("--tip", action="append", help="tip link (repeatable): keep only these chains")
-    info.add_argument("--lock", action="append", metavar="JOINT=VALUE", help="lock a joint (repeatable)")
+    info.add_argument("urdf", metavar="URDF", help="URDF file, or the name of a shipped robot (hod-dynamics robots)")
+    info.add_argument("--root", metavar="LINK", help="root link (default: the URDF root)")
+    info.add_argument("--tip", action="append", metavar="LINK",
+                      help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
+    info.add_argument("--lock", action="append", metavar="JOINT=VALUE",
+                      help="lock a joint at VALUE rad (m) (repeat the flag for several joints)")
     info.set_defaults(func=cmd_info)
     robots = sub.add_parser("robots", help="list the shipped robot models", description=cmd_robots.__doc__)
     robots.set_defaults(func=cmd_robots)
     bag = sub.add_parser("analyze-bag", help="model torques vs the efforts recorded in a bag",
                          description=cmd_analyze_bag.__doc__)
     bag.add_argument("bag", metavar="BAG", help="rosbag2 folder, .db3 or .mcap file, or ROS 1 .bag")
-    bag.add_argument("--urdf", required=True, help="URDF file of the recorded robot")
+    bag.add_argument("--urdf", required=True, metavar="URDF",
+                     help="URDF file of the recorded robot, or the name of a shipped robot")
     bag.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
     bag.add_argument("--joint-states", metavar="TOPIC",
                      help="sensor_msgs/JointState topic (default: the only one in the bag)")
     bag.add_argument("--trajectory-topic", metavar="TOPIC",
                      help="trajectory_msgs/JointTrajectory topic of the plan: adds the planned positions "
                           "(qplan_*) and the tracking error to the outputs")
-    bag.add_argument("--order", type=int, default=2, choices=range(0, 3), metavar="{0,1,2}",
-                     help="highest torque derivative (default 2; the C^4 position fit allows at most 2)")
+    bag.add_argument("--order", type=_order_type(BAG_MAX_ORDER), default=2, metavar=f"0..{BAG_MAX_ORDER}",
+                     help=f"highest torque derivative (default 2; the C^4 position fit allows at most {BAG_MAX_ORDER})")
     bag.add_argument("--actuators", metavar="CONFIG",
-                     help="actuator YAML (rigid/SEA/VSA): adds motor references theta_*, u_* (default: rigid)")
+                     help="actuator YAML (rigid/SEA/VSA) or a shipped name such as actuators_sea: adds motor "
+                          "references theta_*, u_* (default: rigid)")
     bag.add_argument("--start", type=float, metavar="S",
                      help="analyse from S seconds after the first joint state (default: from the start)")
     bag.add_argument("--end", type=float, metavar="S",
@@ -188,10 +355,11 @@ def build_parser():
     bag.add_argument("--smoothing", type=float, metavar="STD",
                      help="position noise standard deviation in rad (m) for the smoothing spline; "
                           "default: estimated from the data, 0 interpolates")
-    bag.add_argument("--root", help="root link of the model (default: the URDF root)")
-    bag.add_argument("--tip", action="append", help="tip link (repeatable): keep only these chains")
+    bag.add_argument("--root", metavar="LINK", help="root link of the model (default: the URDF root)")
+    bag.add_argument("--tip", action="append", metavar="LINK",
+                     help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
     bag.add_argument("--lock", action="append", metavar="JOINT=VALUE",
-                     help="lock a joint the bag does not record, e.g. a gripper finger (repeatable)")
+                     help="lock a joint the bag does not record, e.g. a gripper finger (repeat the flag)")
     bag.add_argument("--no-plot", action="store_true", help="skip the PNG plots (no matplotlib needed)")
     bag.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -199,18 +367,48 @@ def build_parser():
     return parser
 
 
-def main(argv=None):
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "order", 0) is not None and getattr(args, "order", 0) < 0:
-        parser.error("--order must be >= 0")
-    if getattr(args, "rate", 1.0) <= 0 or getattr(args, "duration", 1.0) <= 0:
-        parser.error("--rate and --duration must be > 0")
+def _error(message):
+    print(f"{PROG}: error: {' '.join(str(message).split())}", file=sys.stderr)
+    return 2
+
+
+def _warning_line(message, category, filename, lineno, file=None, line=None):
+    """Warnings as one line ``hod-dynamics: warning: ...`` (no source line)."""
+    print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
+
+
+def _quiet_after_broken_pipe():
+    """The reader of stdout went away (``| head``): drop what is left unflushed, exit quietly."""
     try:
-        return args.func(args)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file descriptor (captured in a test)
+        pass
+    return 141  # 128 + SIGPIPE: what a Unix tool ends with when its reader closes the pipe
+
+
+def main(argv=None):
+    """Run the command line; returns the exit code (0, 2 on a user error, 141 on a closed pipe)."""
+    try:
+        with warnings.catch_warnings():  # restores the warning printer when the command ends
+            warnings.showwarning = _warning_line
+            try:
+                args = build_parser().parse_args(argv)
+                return args.func(args)
+            finally:
+                sys.stdout.flush()
+    except BrokenPipeError:
+        return _quiet_after_broken_pipe()
     except HodDynamicsError as exc:
-        print(f"hod-dynamics: error: {exc}", file=sys.stderr)
-        return 2
+        return _error(exc)
+    except OSError as exc:  # a file the command reads or writes (permissions, full disk, ...)
+        where = f" '{exc.filename}'" if exc.filename else ""
+        return _error(f"{exc.strerror or exc}{where}")
+    except MemoryError:
+        return _error("out of memory: lower the number of samples (--rate, --duration, --start/--end)")
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

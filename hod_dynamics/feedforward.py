@@ -19,6 +19,7 @@ from .actuators import load_actuators
 from .dynamics import time_derivatives
 from .errors import InputError, TrajectoryError
 from .recursive import check_order
+from .units import column
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,16 @@ class FeedforwardResult:
     u: Optional[np.ndarray] = None
     elastic: Optional[np.ndarray] = None
     gear_ratio: Optional[np.ndarray] = None
+    joint_types: Optional[Tuple[str, ...]] = None
+
+    def __repr__(self):
+        """Shapes and span, not the arrays (a profile holds millions of numbers)."""
+        t = np.asarray(self.t)
+        span = f"t={t[0]:g}..{t[-1]:g} s, " if t.size else ""
+        arrays = ", ".join(f"{name}{getattr(self, name).shape}" for name in ("qjet", "taujet", "thetajet", "u")
+                           if getattr(self, name) is not None)
+        return (f"FeedforwardResult({len(t)} samples, {span}{len(self.joint_names)} joints "
+                f"{list(self.joint_names)}, {arrays})")
 
     @property
     def motor_thetajet(self):
@@ -76,7 +87,7 @@ def feedforward(model, trajectory, t, order, actuators=None):
     qjet = traj.jet(t, inner + 2)
     taujet = time_derivatives(model, qjet, inner)
     result = dict(joint_names=tuple(model.joint_names), t=t, qjet=qjet[..., :order + 3, :],
-                  taujet=taujet[..., :order + 1, :])
+                  taujet=taujet[..., :order + 1, :], joint_types=tuple(model.joint_types))
     if acts is None:
         return FeedforwardResult(**result)
     thetajet, u = acts.motor_references(t, qjet, taujet)
@@ -128,14 +139,28 @@ def summary(result, report):
     }
 
 
-def save_csv(result, path):
-    """Write t, q and tau^(0..order) (and theta, u for elastic joints) as CSV with a header row."""
+def csv_columns(result):
+    """(header list, blocks) of :func:`save_csv`: ``t [s]``, ``q_<joint> [rad]``,
+    ``tau<k>_<joint> [N m/s^k]`` (m and N for prismatic joints), and with actuators
+    ``theta_<joint> [rad]``, ``u_<joint> [N m]``; ``blocks`` (B,) / (B, n) arrays whose columns,
+    side by side, match the header."""
     names, K = result.joint_names, result.taujet.shape[1]
-    cols = ["t"] + [f"q_{j}" for j in names] + [f"tau{k}_{j}" for k in range(K) for j in names]
+    types = result.joint_types or ("revolute",) * len(names)
+    pos = [(nm, typ) for nm, typ in zip(names, types)]
+    cols = ["t [s]"] + [column(f"q_{j}", typ, "position") for j, typ in pos]
+    cols += [column(f"tau{k}_{j}", typ, "torque", k) for k in range(K) for j, typ in pos]
     data = [result.t, result.qjet[:, 0]] + [result.taujet[:, k] for k in range(K)]
     if result.thetajet is not None:
-        cols += [f"theta_{j}" for j in names] + [f"u_{j}" for j in names]
+        cols += [column(f"theta_{j}", typ, "position") for j, typ in pos]
+        cols += [column(f"u_{j}", typ, "torque") for j, typ in pos]
         data += [result.thetajet[:, 0], result.u]
+    return cols, data
+
+
+def save_csv(result, path):
+    """Write t, q and tau^(0..order) (and theta, u with actuators) as CSV with a header row whose
+    names carry their units after a space (:func:`csv_columns`). Returns ``path``."""
+    cols, data = csv_columns(result)
     np.savetxt(path, np.column_stack(data), delimiter=",", header=",".join(cols), comments="", fmt="%.12g")
     return path
 

@@ -9,18 +9,22 @@ def _label(k):
     return f"{name} [{unit}]"
 
 
-def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None):
-    """Write a PNG with one subplot per derivative order, all joints in each.
+def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None, max_points=20000):
+    """Write a PNG with one subplot per derivative order, all joints in each, the legend above
+    the top panel.
 
     ``t`` (T,) s; ``taujet`` (T, K, n) rows tau^(0..K-1); ``measured`` optional (T, n) measured
-    tau drawn dashed in the first subplot. Returns ``path``.
+    tau drawn dashed in the first subplot. Long records are thinned to about ``max_points``
+    samples per curve (every k-th sample). Returns ``path``.
     """
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    taujet = np.asarray(taujet)
+    step = max(1, len(t) // max_points)
+    t, taujet = np.asarray(t)[::step], np.asarray(taujet)[::step]
+    measured = None if measured is None else np.asarray(measured)[::step]
     K = taujet.shape[1]
     fig, axes = plt.subplots(K, 1, figsize=(9, 2.4 * K + 0.6), sharex=True, squeeze=False)
     colors = plt.cm.tab10(np.arange(len(joint_names)) % 10)
@@ -32,7 +36,9 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None):
         ax.set_ylabel(_label(k))
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("t [s]")
-    axes[0, 0].legend(ncol=min(len(joint_names), 7), fontsize=7, loc="upper right")
+    # the legend sits above the top panel, outside the data (inside it hid the curves' peaks)
+    axes[0, 0].legend(ncol=min(len(joint_names), 4), fontsize=7, loc="lower left",
+                      bbox_to_anchor=(0.0, 1.02, 1.0, 0.2), mode="expand", borderaxespad=0.0)
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -63,7 +69,7 @@ def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", referen
         ax.set_ylabel(joint_names[j], fontsize=7)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7, loc="upper right", ncol=2)
+    axes[0, 0].legend(fontsize=7, loc="lower left", ncol=2, bbox_to_anchor=(0.0, 1.02))
     axes[-1, 0].set_xlabel("t [s]")
     fig.suptitle(f"{title} -- {ylabel}" if title else ylabel, fontsize=10)
     fig.tight_layout()

@@ -11,7 +11,7 @@ from hod_dynamics.errors import InputError
 
 from oracles import central_difference
 
-CONFIG = os.path.join(os.path.dirname(__file__), os.pardir, "config")
+CONFIG = hd.share_path("config")
 K_ROWS = 6
 
 

@@ -16,7 +16,8 @@ pytest.importorskip("rosbags")
 def _columns(path):
     with open(path) as fh:
         rows = list(csv.reader(fh))
-    return {name: np.array([float(r[i]) for r in rows[1:]]) for i, name in enumerate(rows[0])}
+    # a column is named "<quantity>_<joint> [<unit>]": keyed here by the name before the unit
+    return {name.split(" [")[0]: np.array([float(r[i]) for r in rows[1:]]) for i, name in enumerate(rows[0])}
 
 
 def _relative_rms(cols, prefix, truth, names):

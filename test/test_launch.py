@@ -53,7 +53,7 @@ def test_feedforward_parameter_file_matches_the_node():
     pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels) not installed")
     from hod_dynamics.ros.feedforward_node import PARAMETERS
 
-    data = yaml.safe_load(open(os.path.join(ROOT, "config", "feedforward.yaml"), encoding="utf-8"))
+    data = yaml.safe_load(open(os.path.join(ROOT, "hod_dynamics", "data", "config", "feedforward.yaml"), encoding="utf-8"))
     params = data["/**"]["ros__parameters"]
     assert set(params) <= set(PARAMETERS), set(params) - set(PARAMETERS)
 

@@ -303,7 +303,7 @@ def test_demo_publisher_drives_the_elastic_demo(harness):
     """What demo.launch.py starts: shipped iiwa, SEA config, shipped demo trajectory."""
     from hod_dynamics.ros.demo_trajectory_publisher import DemoTrajectoryPublisher
 
-    config = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config", "actuators_sea.yaml")
+    config = hd.share_path("config", "actuators_sea")
     node = make_node(harness, actuators=config, publish_rate=50.0)
     motor = harness.collect(JointTrajectory, f"{NS}/motor_reference")
     demo = harness.add(DemoTrajectoryPublisher(context=harness.context))

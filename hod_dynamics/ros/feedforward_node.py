@@ -37,6 +37,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
+from ..robots import urdf_source
 from ..backend import resolve_backend
 from ..errors import HodDynamicsError
 from ..dynamics import time_derivatives
@@ -55,7 +56,7 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
 # name: (type, default, description, read_only, range)
 PARAMETERS = {
     "robot_description": (ParameterType.PARAMETER_STRING, "", "URDF XML of the robot (first source)", True, None),
-    "urdf_path": (ParameterType.PARAMETER_STRING, "", "URDF file (second source; else the robot_description topic)", True, None),
+    "urdf_path": (ParameterType.PARAMETER_STRING, "", "URDF file or shipped robot name (second source; else the robot_description topic)", True, None),
     "root_link": (ParameterType.PARAMETER_STRING, "", "link fixed to the world (default: URDF root)", True, None),
     "tip_links": (ParameterType.PARAMETER_STRING_ARRAY, None, "keep only the chains to these links", True, None),
     "locked_joints": (ParameterType.PARAMETER_STRING_ARRAY, None, "joints frozen rigidly", True, None),
@@ -63,7 +64,7 @@ PARAMETERS = {
     "gravity": (ParameterType.PARAMETER_DOUBLE_ARRAY, [0.0, 0.0, -9.81], "gravity in the root frame (m/s^2)", True, None),
     "order": (ParameterType.PARAMETER_INTEGER, 2, "highest torque derivative streamed", True, (0, 8)),
     "publish_rate": (ParameterType.PARAMETER_DOUBLE, 500.0, "stream rate (Hz)", True, (1.0, 10000.0)),
-    "actuators": (ParameterType.PARAMETER_STRING, "", "actuator YAML file or inline YAML (empty: rigid)", True, None),
+    "actuators": (ParameterType.PARAMETER_STRING, "", "actuator YAML file, shipped name (actuators_sea) or inline YAML (empty: rigid)", True, None),
     "allow_extra_joints": (ParameterType.PARAMETER_BOOL, False, "ignore trajectory joints not in the model", True, None),
     "initial_positions": (ParameterType.PARAMETER_DOUBLE_ARRAY, None, "held before the first trajectory (unset: silent)", True, None),
     "profile_rate": (ParameterType.PARAMETER_DOUBLE, 1000.0, "sample rate of ~/compute_profile (Hz)", False, (1.0, 100000.0)),
@@ -125,7 +126,8 @@ class FeedforwardNode(Node):
         path = self.get_parameter("urdf_path").value
         if urdf or path:
             try:
-                self._set_model(urdf or path, "parameter robot_description" if urdf else f"urdf_path {path}")
+                self._set_model(urdf or urdf_source(path),
+                                "parameter robot_description" if urdf else f"urdf_path {path}")
             except HodDynamicsError as exc:
                 raise StartupError(f"invalid robot model: {exc}") from None
             return
