@@ -12,6 +12,8 @@ that share/ (launch, config, URDFs) and the ament index marker exist as on a ROS
 
 import json
 import os
+import random
+import socket
 import subprocess
 import sys
 import tempfile
@@ -59,13 +61,39 @@ def ensure_venv(extras):
     run([PY, "-m", "pip", "install", "-q", "--upgrade", f".[{extras}]"], cwd=ROOT)
 
 
+def _udp_port_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.bind(("", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_domain_id():
+    """A ROS_DOMAIN_ID that no DDS participant on this machine is using now, picked at random.
+
+    A participant of domain d binds the unicast discovery port 7410 + 250 d + 2 p, p = 0, 1, ...
+    its index on the machine (the RTPS port mapping Fast DDS and Cyclone DDS follow): a domain
+    whose first ports are all free has no participant here. Domains 1..232 (0 is everyone's
+    default; above 232 the ports leave the 16-bit range).
+    """
+    domains = list(range(1, 233))
+    random.SystemRandom().shuffle(domains)
+    for domain in domains:
+        if all(_udp_port_free(7410 + 250 * domain + 2 * p) for p in range(8)):
+            return domain
+    return domains[0]
+
+
 def job_env():
     env = dict(os.environ)
     env["VIRTUAL_ENV"] = VENV
     env["PATH"] = os.path.join(VENV, "bin") + os.pathsep + env.get("PATH", "")
     env["AMENT_PREFIX_PATH"] = VENV + (os.pathsep + env["AMENT_PREFIX_PATH"] if env.get("AMENT_PREFIX_PATH") else "")
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    if not env.get("ROS_DOMAIN_ID"):
+        env["ROS_DOMAIN_ID"] = str(free_domain_id())
     env.setdefault("MPLBACKEND", "Agg")
     return env
 
