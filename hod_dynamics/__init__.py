@@ -6,6 +6,8 @@ The public API (everything a user needs is importable from here)::
     model = hd.RobotModel.from_urdf("robot.urdf")
     tau = hd.inverse_dynamics(model, q, qd, qdd)          # (..., n)
     jets = hd.time_derivatives(model, qjet, order=2)      # (..., 3, n): tau, tau', tau''
+    qdd = hd.forward_dynamics(model, q, qd, tau)          # (..., n)
+    J = hd.frame_jacobian(model, q, "tool_link")          # (..., 6, n), rows (omega, v)
 """
 
 from .analysis import BagAnalysis, analyze_joint_states, write_report
@@ -16,8 +18,11 @@ from .closed_form import (coriolis_matrix_derivatives, external_wrench_derivativ
 from .crba import kinetic_energy, mass_matrix
 from .bag import JointStates, read_joint_states
 from .dynamics import inverse_dynamics, time_derivatives
+from .eom import coriolis_matrix, gravity_torques
 from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
 from .feedforward import FeedforwardResult, feedforward, save_csv
+from .forward import forward_dynamics
+from .kinematics import frame_jacobian, frame_pose
 from .model import Frame, RobotModel
 from .partials import (id_partials, id_partials_directional, id_second_order_rate,
                        id_second_partials)
@@ -33,6 +38,7 @@ __all__ = [
     "coriolis_matrix_derivatives", "external_wrench_derivatives", "gravity_derivatives",
     "mass_matrix_derivatives",
     "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",
+    "coriolis_matrix", "forward_dynamics", "frame_jacobian", "frame_pose", "gravity_torques",
     "inverse_dynamics", "kinetic_energy", "load_robot", "mass_matrix", "robot_path",
     "shipped_robots", "time_derivatives",
     "ActuatorSet", "AntagonisticExponential", "CubicSpring", "FeedforwardResult", "LimitReport",

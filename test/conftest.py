@@ -58,6 +58,20 @@ def random_tree(request):
     return text, hd.RobotModel.from_urdf(text)
 
 
+@pytest.fixture(scope="session", params=["panda", "ur5", "talos", "tree_12_1", "tree_25_7"])
+def pinocchio_tree(request):
+    """(our model, PinocchioRobot) of Panda, UR5, TALOS and two random trees (prismatic, fixed
+    and oddly oriented joints): the robots the kinematics and forward dynamics are checked on."""
+    from oracles import PinocchioRobot
+
+    if request.param.startswith("tree"):
+        n, seed = map(int, request.param.split("_")[1:])
+        text = random_urdf(n, seed)
+        model = hd.RobotModel.from_urdf(text)
+        return model, PinocchioRobot(text, model)
+    return pinocchio_robot(request.param)
+
+
 @pytest.fixture(scope="session")
 def iiwa_pinocchio(iiwa):
     """(our iiwa14 with the paper's gravity (0, 0, -9.80665), PinocchioRobot of the same URDF)."""

@@ -1,0 +1,36 @@
+"""Forward dynamics: the joint accelerations that torques (and external wrenches) produce.
+
+``qdd = M(q)^-1 (tau - h)`` with ``h = tau(q, qd, 0)`` the inverse dynamics at zero
+acceleration (Coriolis, centrifugal, gravity and wrench terms). M comes from the compiled
+partials kernel (which builds the composite inertias anyway): on the Panda 13 us for one
+sample against 300 us for the numpy CRBA (:func:`hod_dynamics.mass_matrix`), 3.7 against 8 us
+per sample in a batch of 1000; the solve (LAPACK LU of the 7 x 7 matrix) adds about 6 us
+for one sample, 0.4 us per sample batched. Pinocchio's ABA in C++ takes about 2 us per sample.
+"""
+
+import numpy as np
+
+from .dynamics import inverse_dynamics
+from .errors import InputError
+from .model import check_state
+from .partials import id_partials
+
+
+def forward_dynamics(model, q, qd, tau, *, wrenches=None):
+    """Joint accelerations qdd with ``M(q) qdd + C(q, qd) qd + g(q) - sum J^T W = tau``.
+
+    ``q, qd, tau`` (..., n) in the model's joint order (rad, rad/s, N m; m, m/s, N for prismatic
+    joints), broadcast together; ``wrenches`` as for :func:`hod_dynamics.inverse_dynamics`: URDF
+    link name -> wrench (..., 6) = (torque, force) the environment applies ON that link, in the
+    link frame. Returns qdd (..., n) in rad/s^2 (m/s^2). Raises InputError naming a bad argument
+    or a singular mass matrix.
+    """
+    q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
+    zero = np.zeros_like(q)
+    h = inverse_dynamics(model, q, qd, zero, wrenches=wrenches)
+    M = id_partials(model, q, zero, zero)[2]
+    try:
+        return np.linalg.solve(M, (tau - h)[..., None])[..., 0]
+    except np.linalg.LinAlgError:
+        raise InputError(f"model '{model.name}': the mass matrix is singular at this q (a joint that "
+                         "moves no mass); forward dynamics is undefined") from None
