@@ -13,20 +13,21 @@ from .recursive import check_order, time_derivatives_recursive
 METHODS = ("recursive", "closed_form")
 
 
-def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
+def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, backend=None):
     """Joint torques/forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum_links J_l^T W_l.
 
     ``q, qd, qdd`` (..., n) in the model's joint order (rad, rad/s, rad/s^2; m for prismatic);
     any leading batch shape, broadcast together. ``wrenches`` optionally maps URDF link names
     to the wrench (..., 6) = (torque, force) that the environment applies ON that link, in
     the link frame, torque about the link frame origin. Returns tau (..., n) in N m / N.
+    ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
     """
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     jet = np.stack([q, qd, qdd], axis=-2)
     if wrenches:
         wrenches = {k: np.asarray(v, dtype=float)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
-    return time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
+    return time_derivatives_recursive(model, jet, 0, wrenches, backend)[..., 0, :]
 
 
 def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, backend=None):
