@@ -264,3 +264,54 @@ _FORK_STATE = {}
 
 def _time_derivatives_in_child(jets):
     return hd.time_derivatives(_FORK_STATE["model"], jets, 2, backend="numba")
+
+
+_WITHOUT_NUMBA = """
+import sys, warnings
+import numpy as np
+sys.modules["numba"] = None  # numba cannot be imported
+import hod_dynamics as hd
+from hod_dynamics.backend import NumbaUnavailableWarning
+model = hd.load_robot("iiwa14")
+jets = np.random.default_rng(0).uniform(-1, 1, (3, 5, 7))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    auto = hd.time_derivatives(model, jets, 2)
+    hd.inverse_dynamics(model, jets[:, 0], jets[:, 1], jets[:, 2])
+    hd.id_partials(model, jets[:, 0], jets[:, 1], jets[:, 2])
+assert hd.backend.resolve_backend() == "numpy"
+assert len(caught) == 1 and caught[0].category is NumbaUnavailableWarning, [str(w.message) for w in caught]
+print(caught[0].message)
+np.save(sys.argv[1], auto)
+"""
+
+
+def test_without_numba_the_numpy_path_runs_with_one_warning(tmp_path, iiwa):
+    import subprocess
+    import sys
+
+    out = tmp_path / "tau.npy"
+    run = subprocess.run([sys.executable, "-c", _WITHOUT_NUMBA, str(out)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "numba cannot be imported" in run.stdout and "running the numpy path" in run.stdout
+    jets = np.random.default_rng(0).uniform(-1, 1, (3, 5, 7))
+    np.testing.assert_allclose(np.load(out), hd.time_derivatives(iiwa, jets, 2), rtol=1e-13, atol=1e-12)
+
+
+@needs_numba
+def test_kernels_cached_tells_whether_a_first_use_compiles(tmp_path, panda, rng):
+    """After a use in this process numba's cache holds the kernel; with an empty cache folder
+    (a fresh install) the first use would compile."""
+    import os
+    import subprocess
+    import sys
+
+    from hod_dynamics.backend import kernels_cached
+
+    hd.time_derivatives(panda, rng.uniform(-1, 1, (2, 4, 7)), 1, backend="numba")
+    assert kernels_cached("rnea") is True
+    code = "from hod_dynamics.backend import kernels_cached; print(kernels_cached('rnea'))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+    assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr
