@@ -71,6 +71,11 @@ class PinRoutes:
         q, v, a = self.jets[s][:3]
         return self.pin.rnea(self.pm, self.data, q, v, a)
 
+    def aba(self, s=0):
+        """Forward dynamics with the torque array in the place of qdd (any torque will do)."""
+        q, v, a = self.jets[s][:3]
+        return self.pin.aba(self.pm, self.data, q, v, a)
+
     def derivatives(self, s=0):
         q, v, a = self.jets[s][:3]
         return self.pin.computeRNEADerivatives(self.pm, self.data, q, v, a)
@@ -118,11 +123,13 @@ def bench_robot(name, model, pr, quick):
     routes = PinRoutes(pr, j2[:PIN_BATCH])
     pin_1 = {"rnea": median_time(routes.rnea, BUDGET),
              "rnea_derivatives": median_time(routes.derivatives, BUDGET),
+             "aba": median_time(routes.aba, BUDGET),
              "tau_d": median_time(routes.tau_d, BUDGET),
              "fd_route": median_time(routes.fd_route, BUDGET)}
     pin_B = {"fd_route": median_time(lambda: routes.loop(routes.fd_route, 200), BUDGET) / 200,
              "rnea_derivatives": median_time(lambda: routes.loop(routes.derivatives, PIN_BATCH),
-                                             BUDGET) / PIN_BATCH}
+                                             BUDGET) / PIN_BATCH,
+             "aba": median_time(lambda: routes.loop(routes.aba, PIN_BATCH), BUDGET) / PIN_BATCH}
     # accuracy of the Pinocchio route against the exact jets (same samples)
     ours = hd.time_derivatives(model, j2[:20], 2)
     fd = np.array([np.array(routes.fd_route(s)[2])[routes.vidx] for s in range(20)])
@@ -134,7 +141,7 @@ def bench_robot(name, model, pr, quick):
         times[label, 1 if batch == 1 else "batch"] = (t, t / ref)
         rows.append(f"| {name} (n={n}) | {label} | {batch} | {us(t)} | {t / ref:.3f} |")
 
-    for key, label in (("rnea", "pin.rnea"), ("rnea_derivatives", "pin.computeRNEADerivatives"),
+    for key, label in (("rnea", "pin.rnea"), ("aba", "pin.aba"), ("rnea_derivatives", "pin.computeRNEADerivatives"),
                        ("tau_d", "pin exact tau_d"), ("fd_route", "pin tau, tau_d, tau_dd (FD)")):
         add(label, 1, pin_1[key], key)
     add("pin tau, tau_d, tau_dd (FD), Python loop", PIN_BATCH, pin_B["fd_route"], "fd_route")
@@ -159,6 +166,11 @@ def bench_robot(name, model, pr, quick):
     add("hd.id_second_partials, numpy backend", 1, median_time(
         lambda: hd.id_second_partials(model, q, qd, qdd, backend="numpy"), BUDGET),
         "rnea_derivatives")
+    # forward dynamics: M from the partials kernel and an LU solve, against Pinocchio's ABA
+    add("hd.forward_dynamics", 1, median_time(lambda: hd.forward_dynamics(model, q, qd, qdd), BUDGET), "aba")
+    qB, qdB, tauB = j2[:PIN_BATCH, 0], j2[:PIN_BATCH, 1], j2[:PIN_BATCH, 2]
+    add("hd.forward_dynamics", PIN_BATCH, median_time(lambda: hd.forward_dynamics(model, qB, qdB, tauB), BUDGET)
+        / PIN_BATCH, "aba")
     rows.append(f"| {name} (n={n}) | (error of the Pinocchio FD tau_dd, relative to max) | | "
                 f"{fd_err:.1e} | |")
     return rows, times

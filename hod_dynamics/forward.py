@@ -1,11 +1,12 @@
 """Forward dynamics: the joint accelerations that torques (and external wrenches) produce.
 
 ``qdd = M(q)^-1 (tau - h)`` with ``h = tau(q, qd, 0)`` the inverse dynamics at zero
-acceleration (Coriolis, centrifugal, gravity and wrench terms). M comes from the compiled
-partials kernel (which builds the composite inertias anyway): on the Panda 13 us for one
-sample against 300 us for the numpy CRBA (:func:`hod_dynamics.mass_matrix`), 3.7 against 8 us
-per sample in a batch of 1000; the solve (LAPACK LU of the 7 x 7 matrix) adds about 6 us
-for one sample, 0.4 us per sample batched. Pinocchio's ABA in C++ takes about 2 us per sample.
+acceleration (Coriolis, centrifugal, gravity and wrench terms), solved by LU (LAPACK) for a
+batch of matrices at once. M comes from the compiled partials kernel, which builds the
+composite inertias anyway: 11 us for one Panda sample against 300 us for the numpy CRBA of
+:func:`hod_dynamics.mass_matrix`. Measured by ``bench/bench_speed.py`` (Panda): 38 us for one
+sample, 4.5 us per sample in a batch of 1,000; Pinocchio's ABA (C++) takes 2.2 us per call.
+Correct first: the tests hold it to Pinocchio's ``aba`` to 1e-10.
 """
 
 import numpy as np
