@@ -272,8 +272,10 @@ def _xml_error(exc, text, stack, offset):
     reason = expat.ErrorString(exc.code)
     if exc.code == expat.errors.codes[expat.errors.XML_ERROR_TAG_MISMATCH] and stack:
         row = text.splitlines()[exc.lineno - 1] if exc.lineno <= len(text.splitlines()) else ""
-        closing = re.match(r"</\s*([^\s>]*)", row[exc.offset:])
+        start = row.rfind("</", 0, exc.offset + 1)  # expat points at the name, after "</"
+        closing = re.match(r"</\s*([^\s>]*)", row[start:]) if start >= 0 else None
         name = f"</{closing.group(1)}>" if closing else "a closing tag"
+        column = start + 1 if closing else column
         return (f"malformed URDF: {name} at line {line}, column {column} does not close "
                 f"<{stack[-1].tag}> opened at line {stack[-1].line}")
     if exc.code == expat.errors.codes[expat.errors.XML_ERROR_NO_ELEMENTS] and stack:
@@ -469,6 +471,16 @@ def _read_mimic(element, where, reader):
 
 
 # -- step 3: Robot -> model arguments -------------------------------------------------------------
+def _file_label(source):
+    """'path' of a file source (None for text), marked when lines refer to a xacro expansion."""
+    if isinstance(source, (bytes, bytearray)):
+        return None
+    path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+    if path is None or path.lstrip("\ufeff").lstrip().startswith("<"):
+        return None
+    return repr(path) + (" (lines of its xacro expansion)" if path.endswith(".xacro") else "")
+
+
 def _origin(origin):
     """4x4 pose of a URDF <origin> (identity when absent)."""
     if origin is None:
@@ -552,9 +564,16 @@ def _limits(joint):
 def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_joints=None,
                               gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn",
                               xacro_args=None):
-    """Keyword arguments for ``RobotModel(...)`` from a URDF path or text (see from_urdf)."""
-    robot = parse_urdf(read_urdf_text(source, xacro_args=xacro_args), strict=strict,
-                       inertia_check=inertia_check)
+    """Keyword arguments for ``RobotModel(...)`` from a URDF path or text (see from_urdf);
+    a ModelError about the content of a file names the file first."""
+    text = read_urdf_text(source, xacro_args=xacro_args)
+    try:
+        robot = parse_urdf(text, strict=strict, inertia_check=inertia_check)
+    except ModelError as exc:
+        label = _file_label(source)
+        if label is None:
+            raise
+        raise ModelError(f"{label}: {exc}") from None
     root_link, keep = _select_links(robot, root_link, tip_links)
     locked = dict(locked_joints or {})
     joint_by_name = {j.name: j for j in robot.joints}
