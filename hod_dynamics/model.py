@@ -391,7 +391,7 @@ def real_array(key, value):
         try:
             return a.astype(float)
         except (TypeError, ValueError):
-            example = a.reshape(-1)[0] if a.size else None
+            example = a.reshape(-1)[0].tolist() if a.size else None
             raise InputError(f"{key} must be an array of real numbers, got {a.dtype.name} values "
                              f"such as {example!r}") from None
     return a.astype(float, copy=False)
