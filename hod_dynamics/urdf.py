@@ -358,7 +358,7 @@ def parse_urdf(text, *, strict=True, inertia_check="warn"):
     says what a rotational inertia that is not positive semi-definite gives."""
     reader = _Reader(strict, inertia_check)
     root = _xml_tree(text)
-    if root.tag != "robot" and not root.tag.endswith(":robot"):
+    if root.tag != "robot":
         raise ModelError(f"malformed URDF: the root element is <{root.tag}>, not <robot>")
     name = root.attrib.get("name") or "robot"
     reader.check(root, f"robot '{name}'")

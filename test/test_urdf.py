@@ -139,7 +139,7 @@ def test_model_errors_are_value_errors():
 
 
 def test_elements_the_dynamics_does_not_read_cannot_break_parsing():
-    """urdfdom accepts these (PR2, iCub use them); urdf_parser_py alone would not."""
+    """urdfdom accepts these (PR2, iCub use them): the reader never looks inside them."""
     extra = ('<material name="m"><texture/></material>'
              '<transmission name="t"><type>transmission_interface/SimpleTransmission</type>'
              '<joint name="j1"><hardwareInterface>EffortJointInterface</hardwareInterface></joint></transmission>')
