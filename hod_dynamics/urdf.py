@@ -325,8 +325,10 @@ def _first(element, tag):
 def _required(element, attribute, where):
     value = element.attrib.get(attribute)
     if value is None or not value.strip():
+        close = difflib.get_close_matches(attribute, [a for a in element.attrib if a != attribute], n=1, cutoff=0.6)
+        hint = f" ({close[0]}=\"{element.attrib[close[0]]}\" is not {attribute})" if close else ""
         raise ModelError(f"<{element.tag}> in {where} (line {element.line}) has no {attribute} "
-                         "attribute")
+                         f"attribute{hint}")
     return value.strip()
 
 
