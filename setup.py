@@ -33,6 +33,8 @@ PLOT = ["matplotlib>=3.5"]
 # numpy path stays as the reference and the fallback when numba cannot be imported. "fast" is
 # kept as an empty extra so that `pip install ".[fast]"` from older instructions still works.
 FAST = []
+# xacro robot descriptions (RobotModel.from_urdf of a .xacro); ament_index_python resolves $(find pkg)
+XACRO = ["xacro>=2.0", "ros-ament-index-python"]
 # colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
         "setuptools"]
@@ -48,9 +50,9 @@ setup(
     packages=find_packages(exclude=["test", "test.*", "bench"]),
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/config/*.yaml", "data/trajectories/*"]},
     data_files=data_files,
-    install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5", "numba>=0.59"],
-    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "test": TEST,
-                    "all": ROS + BAG + PLOT + FAST + TEST},
+    install_requires=["numpy>=1.22", "scipy>=1.8", "pyyaml>=5", "numba>=0.59"],
+    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "test": TEST,
+                    "all": ROS + BAG + PLOT + FAST + XACRO + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",

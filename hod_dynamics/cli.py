@@ -1,7 +1,8 @@
 """The ``hod-dynamics`` command line (also ``python -m hod_dynamics``).
 
     hod-dynamics demo [--order K] [--duration S] [--rate HZ] [--out DIR] [--no-plot]
-    hod-dynamics info URDF [--root LINK] [--tip LINK] [--lock JOINT=VALUE]
+    hod-dynamics info URDF [--root LINK] [--tip LINK] [--lock JOINT=VALUE] [--lenient]
+                      [--xacro-arg NAME:=VALUE]
     hod-dynamics robots
     hod-dynamics analyze-bag BAG --urdf URDF --out DIR [--joint-states TOPIC] [--order 2] ...
 
@@ -21,10 +22,11 @@ import warnings
 import numpy as np
 
 from . import paper_examples as paper
-from .errors import HodDynamicsError
+from .errors import HodDynamicsError, HodDynamicsWarning
 from .model import RobotModel
 from .robots import load_robot, robot_path, shipped_robots, urdf_source
 from .units import common_unit
+from .urdf import xacro_args_from_strings
 
 PROG = "hod-dynamics"
 DEMO_MAX_ORDER = 8  # beyond it the demo's numbers grow like w^(k+2) (1e9 at k = 8) and mean little
@@ -63,6 +65,22 @@ def _parse_locks(items):
         except ValueError:
             raise CommandError(f"--lock {item}: '{value}' is not a number") from None
     return locks
+
+
+def _load_model(args):
+    """The model of ``--urdf``/``URDF`` (a file or a shipped robot's name) with the shared model
+    options; returns (model, the HodDynamicsWarning messages of the reading: --lenient problems,
+    identified inertias)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HodDynamicsWarning)
+        model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
+                                     locked_joints=_parse_locks(args.lock), strict=not args.lenient,
+                                     xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
+    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)]
+    for w in caught:  # anything else goes on as usual
+        if not issubclass(w.category, HodDynamicsWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return model, notes
 
 
 def _output_folder(path, flag="--out"):
@@ -189,11 +207,14 @@ def cmd_demo(args):
 
 # -- info, robots -------------------------------------------------------------------------------
 def cmd_info(args):
-    """Print the joints, limits and masses of a URDF model (a file or a shipped robot's name)."""
-    model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
-                                 locked_joints=_parse_locks(args.lock))
-    print(f"{model.name}: {model.n_dof} joints, root link '{model.root_link}', "
+    """Print the joints, limits and masses of a URDF (or xacro) model, a file or a shipped
+    robot's name, and the warnings of its reading (unknown elements read past with --lenient,
+    inertias that are not positive semi-definite)."""
+    model, notes = _load_model(args)
+    print(f"{model.name}: {model.n_dof} moving joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
+    for note in notes:
+        print(f"warning: {note}")
     print("units: position rad (m for prismatic joints), velocity rad/s (m/s), effort N m (N), mass kg")
     print(f"{'joint':<28}{'type':<11}{'link':<28}{'lower':>9}{'upper':>9}{'vel':>8}{'effort':>9}{'mass':>9}")
     for i, name in enumerate(model.joint_names):
@@ -246,8 +267,9 @@ def cmd_analyze_bag(args):
 
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise CommandError(f"--end {args.end} must be after --start {args.start}")
-    model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
-                                 locked_joints=_parse_locks(args.lock))
+    model, notes = _load_model(args)
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
     _output_folder(args.out)
     plot = _plots_possible(args.no_plot)
     show = not args.no_progress
@@ -266,7 +288,7 @@ def cmd_analyze_bag(args):
                          progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
     summary = result.summary()
     print(f"{states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
-          f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} joints); "
+          f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} moving joints); "
           f"fit + dynamics in {elapsed:.2f} s")
     if result.effort is not None:
         unit = common_unit(model.joint_types, "torque")
@@ -305,6 +327,14 @@ def _positive(text):
     return value
 
 
+def _add_description_options(sub):
+    sub.add_argument("--lenient", action="store_true",
+                     help="read past unknown URDF elements and attributes with a warning "
+                          "(default: an error naming the element, its line and the closest name)")
+    sub.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE",
+                     help="argument of a xacro file (repeat the flag for several)")
+
+
 def build_parser():
     parser = _Parser(prog=PROG, description="Inverse dynamics of URDF robots and its time derivatives of any order.")
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
@@ -323,12 +353,13 @@ def build_parser():
     demo.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib needed)")
     demo.set_defaults(func=cmd_demo)
     info = sub.add_parser("info", help="summarise a URDF model", description=cmd_info.__doc__)
-    info.add_argument("urdf", metavar="URDF", help="URDF file, or the name of a shipped robot (hod-dynamics robots)")
+    info.add_argument("urdf", metavar="URDF", help="URDF or xacro file, or the name of a shipped robot (hod-dynamics robots)")
     info.add_argument("--root", metavar="LINK", help="root link (default: the URDF root)")
     info.add_argument("--tip", action="append", metavar="LINK",
                       help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
     info.add_argument("--lock", action="append", metavar="JOINT=VALUE",
                       help="lock a joint at VALUE rad (m) (repeat the flag for several joints)")
+    _add_description_options(info)
     info.set_defaults(func=cmd_info)
     robots = sub.add_parser("robots", help="list the shipped robot models", description=cmd_robots.__doc__)
     robots.set_defaults(func=cmd_robots)
@@ -336,7 +367,7 @@ def build_parser():
                          description=cmd_analyze_bag.__doc__)
     bag.add_argument("bag", metavar="BAG", help="rosbag2 folder, .db3 or .mcap file, or ROS 1 .bag")
     bag.add_argument("--urdf", required=True, metavar="URDF",
-                     help="URDF file of the recorded robot, or the name of a shipped robot")
+                     help="URDF or xacro file of the recorded robot, or the name of a shipped robot")
     bag.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
     bag.add_argument("--joint-states", metavar="TOPIC",
                      help="sensor_msgs/JointState topic (default: the only one in the bag)")
@@ -360,6 +391,7 @@ def build_parser():
                      help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
     bag.add_argument("--lock", action="append", metavar="JOINT=VALUE",
                      help="lock a joint the bag does not record, e.g. a gripper finger (repeat the flag)")
+    _add_description_options(bag)
     bag.add_argument("--no-plot", action="store_true", help="skip the PNG plots (no matplotlib needed)")
     bag.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

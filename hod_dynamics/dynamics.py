@@ -7,7 +7,7 @@ Validation and dispatch only; the algorithms live in :mod:`hod_dynamics.recursiv
 import numpy as np
 
 from .errors import InputError
-from .model import check_state
+from .model import check_state, real_array
 from .recursive import check_order, time_derivatives_recursive
 
 METHODS = ("recursive", "closed_form")
@@ -25,7 +25,7 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, backend=None):
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     jet = np.stack([q, qd, qdd], axis=-2)
     if wrenches:
-        wrenches = {k: np.asarray(v, dtype=float)[..., None, :] if np.ndim(v) else v
+        wrenches = {k: real_array(f"wrench on link '{k}'", v)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
     return time_derivatives_recursive(model, jet, 0, wrenches, backend)[..., 0, :]
 

@@ -32,7 +32,7 @@ def test_demo_writes_csv_and_plot_consistent_with_the_library(tmp_path, capsys):
 def test_info_lists_joints(capsys):
     assert cli.main(["info", hd.robot_path("iiwa14"), "--lock", "iiwa_joint_7=0.5"]) == 0
     out = capsys.readouterr().out
-    assert "iiwa14: 6 joints" in out and "iiwa_joint_6" in out
+    assert "iiwa14: 6 moving joints" in out and "iiwa_joint_6" in out
 
 
 def test_errors_are_one_line_with_exit_code_2(capsys):
@@ -113,7 +113,7 @@ def test_without_matplotlib_the_plots_are_skipped_and_everything_else_written(tm
 def test_shipped_names_version_and_module_entry_point(capsys, iiwa):
     assert cli.main(["info", "iiwa14"]) == 0
     out = capsys.readouterr().out
-    assert "iiwa14: 7 joints" in out and "units: position rad" in out
+    assert "iiwa14: 7 moving joints" in out and "units: position rad" in out
     assert hd.load_actuators("actuators_sea", iiwa).elastic.any()
     assert hd.share_path("config", "actuators_sea") == hd.share_path("config", "actuators_sea.yaml")
     with pytest.raises(hd.InputError, match="no shipped config file 'nope'; available: .*actuators_sea"):
