@@ -278,7 +278,7 @@ def compile_time():
 
 
 def targets(times, exponent, extra_memory):
-    """The targets of issue 8 beside this run's numbers (a report, not a test: timings on a
+    """The speed targets of the project beside this run's numbers (a report, not a test: timings on a
     shared machine vary by up to 2x between runs)."""
     p, c = times["panda"], times["chain50"]
     td2, td4, sp = ("hd.time_derivatives order 2", "hd.time_derivatives order 4",
@@ -300,7 +300,7 @@ def targets(times, exponent, extra_memory):
     if extra_memory is not None:
         rows.append(("1,000,000 samples: working memory beyond the result (MB)",
                      extra_memory / 2**20, "bounded (blocks)"))
-    print("\n| target (issue 8) | this run | goal |\n| --- | ---: | --- |")
+    print("\n| target | this run | goal |\n| --- | ---: | --- |")
     for label, value, goal in rows:
         print(f"| {label} | {value:.2f} | {goal} |")
 

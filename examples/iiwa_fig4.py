@@ -1,8 +1,9 @@
-"""Seed 000 Fig. 4 for the KUKA LBR iiwa 14: tau, tau_dot and tau_ddot over the Gaz et al. test
-trajectory with the end-effector wrench W(t) = 10 sin(pi t) (1, 1, 1, 1, 1, 1) on iiwa_link_7.
+"""Fig. 4 of Müller and Kumar 2021 for the KUKA LBR iiwa 14: tau, tau_dot and tau_ddot over the
+Gaz et al. test trajectory with the end-effector wrench W(t) = 10 sin(pi t) (1, 1, 1, 1, 1, 1) on
+iiwa_link_7.
 
-Solid lines: the closed form (seed 001 sec. III / seed 000); dots: numerical differentiation
-(np.gradient) of the order below, as in the paper. Usage::
+Solid lines: the closed form (Kumar and Müller 2021, sec. III; Müller and Kumar 2021); dots:
+numerical differentiation (np.gradient) of the order below, as in the paper. Usage::
 
     python examples/iiwa_fig4.py [out.png] [--duration SECONDS]
 """

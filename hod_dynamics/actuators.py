@@ -1,6 +1,7 @@
 """Actuator models: motor-side references of rigid, series-elastic and variable-stiffness joints.
 
-Reduced elastic-joint model (REFERENCE.md sec. 7), per joint, all on the joint side of the gear:
+Reduced elastic-joint model (M. W. Spong, "Modeling and control of elastic joint robots", 1987),
+per joint, all on the joint side of the gear:
 
     link:  M(q) qdd + C(q, qd) qd + g(q) = tau_J          (tau_J: the torque the spring transmits)
     motor: B thdd + D thd + tau_J = u                      (theta: motor position, u: motor torque)

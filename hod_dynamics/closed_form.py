@@ -1,5 +1,7 @@
-"""Closed-form equations of motion and their time derivatives of any order (seed 001 sec. III,
-seed 000 secs. 2-5), for kinematic trees.
+"""Closed-form equations of motion and their time derivatives of any order, for kinematic trees:
+S. Kumar, A. Müller, "Nth order analytical time derivatives of inverse dynamics in recursive and
+closed forms", IEEE ICRA 2021, sec. III, and A. Müller, S. Kumar, "Closed-form time derivatives
+of the equations of motion of rigid body systems", Multibody System Dynamics 2021, secs. 2-5.
 
 System-level quantities of a tree with n bodies (6n x 6n, block (i, j) for bodies i, j; twists
 ``(omega, v)``, wrenches ``(torque, force)``, everything in body-fixed frames):
@@ -8,16 +10,17 @@ System-level quantities of a tree with n bodies (6n x 6n, block (i, j) for bodie
   or i itself, else 0; ``U = (Ad_{C_{1,0}}; ...; Ad_{C_{n,0}})`` its base column.
 - ``X = diag(X_1, ..., X_n)`` (6n x n), ``Mb = diag(M_1, ..., M_n)``, ``a = diag(qd_i ad(X_i))``,
   ``b = diag(ad(V_i))``, ``J = A X`` and ``V = J qd``.
-- ``A' = A a - A a A`` (seed 001 eq. 39) and, for the base column, ``U' = -A a U``.
-- ``M = J^T Mb J``, ``C = J^T (-Mb A a - b^T Mb) J`` (seed 001 eq. 30),
-  ``Cbar = C + J^T Mb b J`` (seed 000 sec. 5: ``M' - 2 Cbar`` is skew-symmetric, ``Cbar qd = C qd``),
+- ``A' = A a - A a A`` (Kumar and Müller 2021, eq. 39) and, for the base column, ``U' = -A a U``.
+- ``M = J^T Mb J``, ``C = J^T (-Mb A a - b^T Mb) J`` (Kumar and Müller 2021, eq. 30),
+  ``Cbar = C + J^T Mb b J`` (Müller and Kumar 2021, sec. 5: ``M' - 2 Cbar`` is skew-symmetric,
+  ``Cbar qd = C qd``),
   ``Q_grav = J^T Mb U dV_0`` with the base acceleration ``dV_0 = (0, -g)`` (gravity enters
   as in :mod:`hod_dynamics.recursive`, so ``Q_grav`` is the torque that holds the robot
   against gravity), ``Q_ext = -J^T W`` for wrenches ``W`` applied ON the bodies.
 - ``tau = M qdd + C qd + Q_grav + Q_ext``.
 
 Every quantity is carried as normalised Taylor coefficients (see :mod:`hod_dynamics.jets`):
-the binomial sums of seed 001 eqs. 34-47 become plain Cauchy products, for any order.
+the binomial sums of Kumar and Müller 2021, eqs. 34-47, become plain Cauchy products, for any order.
 Dense 6n x 6n matrices are used throughout: simple and exact, O(n^3) time and
 O(K B (6n)^2) memory for K orders and B samples; use ``method="recursive"`` of
 :func:`hod_dynamics.time_derivatives` for speed or long batches.
@@ -115,7 +118,8 @@ class _System:
         return _cauchy_matmul(self.J, self.Mb @ self.J, self.K, transpose_x=True)
 
     def coriolis_matrix(self, factorisation="seed"):
-        """C (seed 001 eq. 30) or Cbar (seed 000 sec. 5, passive) coefficients (K, B, n, n)."""
+        """C (Kumar and Müller 2021, eq. 30) or Cbar (Müller and Kumar 2021, sec. 5, passive)
+        coefficients (K, B, n, n)."""
         K, n = self.K, self.n
         adV = ad(self.V.reshape(K, self.V.shape[1], n, 6))  # (K, B, n, 6, 6)
         N = -self.Mb @ self.Aa - _block_diag(np.swapaxes(adV, -1, -2) @ self.model.inertias)
@@ -151,7 +155,7 @@ def _matrices_out(c, batch):
 
 
 def mass_matrix_derivatives(model, qjet, order):
-    """M(q) and its time derivatives M^(1..order) along a trajectory (seed 001 eq. 43).
+    """M(q) and its time derivatives M^(1..order) along a trajectory (Kumar and Müller 2021, eq. 43).
 
     ``qjet`` (..., r, n) with r >= order+1 rows q, qd, ..., q^(order) (extra rows are
     ignored, so the jet given to :func:`hod_dynamics.time_derivatives` works too).
@@ -164,8 +168,9 @@ def mass_matrix_derivatives(model, qjet, order):
 def coriolis_matrix_derivatives(model, qjet, order, *, factorisation="seed"):
     """Coriolis/centrifugal matrix and its time derivatives along a trajectory.
 
-    ``factorisation="seed"``: ``C = J^T (-Mb A a - b^T Mb) J`` (seed 001 eq. 30, seed 000);
-    ``"passive"``: ``Cbar = -J^T (Mb A a + b^T Mb - Mb b) J`` (seed 000 sec. 5), for which
+    ``factorisation="seed"``: ``C = J^T (-Mb A a - b^T Mb) J`` (Kumar and Müller 2021, eq. 30;
+    Müller and Kumar 2021);
+    ``"passive"``: ``Cbar = -J^T (Mb A a + b^T Mb - Mb b) J`` (Müller and Kumar 2021, sec. 5), for which
     ``M' - 2 Cbar`` is skew-symmetric. Both give the same ``C qd``.
     ``qjet`` (..., r, n) with r >= order+2 rows q, qd, ..., q^(order+1) (extra rows ignored).
     Returns (..., order+1, n, n): rows C^(0..order).
@@ -177,7 +182,7 @@ def coriolis_matrix_derivatives(model, qjet, order, *, factorisation="seed"):
 
 
 def gravity_derivatives(model, qjet, order):
-    """Generalised gravity forces Q_grav(q) and their time derivatives (seed 001 eq. 47).
+    """Generalised gravity forces Q_grav(q) and their time derivatives (Kumar and Müller 2021, eq. 47).
 
     ``Q_grav`` is the joint torque/force that balances gravity (``tau`` at rest), with the
     model's gravity vector. ``qjet`` (..., r, n) with r >= order+1 rows q, ..., q^(order).
@@ -188,7 +193,7 @@ def gravity_derivatives(model, qjet, order):
 
 
 def external_wrench_derivatives(model, qjet, order, wrenches):
-    """Q_ext = -sum_links J_l^T W_l and its time derivatives (seed 000 eq. 27).
+    """Q_ext = -sum_links J_l^T W_l and its time derivatives (Müller and Kumar 2021, eq. 27).
 
     ``wrenches`` maps URDF link names to jets (..., order+1, 6) of the wrench
     ``(torque, force)`` applied ON that link by the environment, in the link frame, torque
@@ -201,7 +206,7 @@ def external_wrench_derivatives(model, qjet, order, wrenches):
 
 
 def time_derivatives_closed_form(model, qjet, order, wrenches=None):
-    """tau and its time derivatives up to ``order`` in closed form (seed 001 eq. 34).
+    """tau and its time derivatives up to ``order`` in closed form (Kumar and Müller 2021, eq. 34).
 
     ``qjet`` (..., order+3, n): q, qd, qdd, ..., q^(order+2); ``wrenches`` as in
     :func:`external_wrench_derivatives`. Returns (..., order+1, n): rows tau^(0..order).

@@ -37,7 +37,8 @@ def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, b
     ``wrenches`` optionally maps URDF link names to jets (..., order+1, 6): the wrench
     ``(torque, force)`` applied ON that link by the environment and its derivatives, in the
     link frame, torque about the link frame origin. ``method`` is ``"recursive"`` (O(n),
-    seed 001 sec. II) or ``"closed_form"`` (seed 001 sec. III / seed 000). ``backend``
+    Kumar and Müller 2021, sec. II) or ``"closed_form"`` (Kumar and Müller 2021, sec. III;
+    Müller and Kumar 2021). ``backend``
     (recursive method) is ``"numba"``, ``"numpy"`` or ``"auto"``; None reads the environment
     variable ``HOD_DYNAMICS_BACKEND``, else auto: numba when installed (see
     :mod:`hod_dynamics.backend`). Returns (..., order+1, n): rows tau^(0..order).

@@ -1,7 +1,8 @@
 """The robot model: an immutable kinematic tree of rigid bodies with 1-DoF joints.
 
 Bodies are numbered ``0 .. n-1`` in topological order (every parent before its children);
-body ``i`` is moved by joint ``i``. In the notation of the seeds (000, 001):
+body ``i`` is moved by joint ``i``. In the notation of Müller and Kumar 2021 and
+Kumar and Müller 2021:
 
 - ``parents[i]``: index of the parent body, ``-1`` for the fixed base.
 - ``screws[i]``: the joint screw ``X_i = (omega, v)`` in the frame of body ``i`` (revolute:
@@ -11,7 +12,8 @@ body ``i`` is moved by joint ``i``. In the notation of the seeds (000, 001):
 - ``inertias[i]``: the 6x6 body inertia of body ``i`` about its frame origin, in its frame,
   ``[[Theta, m c~], [-m c~, m I]]`` (angular first, kg and m).
 - ``gravity``: gravity acceleration in the base frame (m/s^2); it enters the algorithms as the
-  base acceleration ``dV_0 = (0, -g)`` (seed 004).
+  base acceleration ``dV_0 = (0, -g)`` (Luh, Walker and Paul, "On-line computational scheme for
+  mechanical manipulators", 1980).
 """
 
 import warnings
@@ -171,7 +173,7 @@ class RobotModel:
     def from_screws(cls, screws, references, inertias, *, parents=None, joint_names=None,
                     link_names=None, gravity=(0.0, 0.0, -9.81), lower=None, upper=None,
                     velocity_limits=None, effort_limits=None, name="robot", inertia_check="warn"):
-        """Build a model the way the seeds write one down.
+        """Build a model the way the papers write one down (Müller and Kumar 2021).
 
         ``screws`` (n, 6): joint screws ``X_i = (omega, v)`` in body frame i; ``references``
         (n, 4, 4): ``B_i``, pose of body i in its parent's frame at ``q_i = 0``; ``inertias``

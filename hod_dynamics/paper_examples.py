@@ -1,4 +1,5 @@
-"""The published test case of seeds 000/001: KUKA iiwa trajectory of Gaz et al. (2019, eq. 31)
+"""The published test case of Müller and Kumar 2021 and Kumar and Müller 2021: KUKA iiwa
+trajectory of Gaz et al. (2019, eq. 31)
 and the end-effector wrench of the authors' MATLAB example. Analytic, so every derivative is exact.
 """
 

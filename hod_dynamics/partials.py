@@ -1,4 +1,6 @@
-"""First- and second-order partial derivatives of inverse dynamics (seed 002, IDSVA style).
+"""First- and second-order partial derivatives of inverse dynamics, in the style of
+IDSVA (S. Singh, R. P. Russell, P. M. Wensing, "Analytical second-order partial derivatives of
+rigid-body inverse dynamics", IEEE/RSJ IROS 2022).
 
 Everything is resolved in the base (world) frame, where a change of ``q_j`` moves the whole
 subtree of joint j rigidly about the world screw ``S_j``. For body l with parent p (twists
@@ -328,7 +330,7 @@ def id_partials(model, q, qd, qdd, *, backend=None):
 
 
 def id_second_partials(model, q, qd, qdd, *, backend=None):
-    """Second-order partial derivatives of inverse dynamics (seed 002).
+    """Second-order partial derivatives of inverse dynamics (Singh, Russell and Wensing 2022).
 
     Returns ``(d2tau_dqdq, d2tau_dqddqd, d2tau_dqdqd, dM_dq)``, each (..., n, n, n), indexed
     ``[..., i, j, k]`` (Pinocchio's order):
@@ -411,7 +413,8 @@ def id_second_order_rate(model, q, qd, qdd, q3):
     """``T_qq[qd, qd] + 2 T_qv[qd, qdd] + T_vv[qdd, qdd] + 2 (dM/dq . qd) q3`` (..., n), O(n^2).
 
     The part of the second time derivative of tau that the second-order partials contribute
-    (REFERENCE.md sec. 3): ``tau_dd = this + dtau_dq qdd + dtau_dqd q3 + M q4``.
+    (differentiate tau_d = dtau_dq qd + dtau_dqd qdd + M q3 once more):
+    ``tau_dd = this + dtau_dq qdd + dtau_dqd q3 + M q4``.
     """
     batch, (q, qd, qdd, q3) = _flat(model, q=q, qd=qd, qdd=qdd, q3=q3)
     DTq, DTv, DM = _directional(model, q, qd, qdd, qd, qdd, q3)

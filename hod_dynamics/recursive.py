@@ -1,12 +1,15 @@
-"""Recursive O(n) inverse dynamics and its time derivatives of any order (seed 001 sec. II).
+"""Recursive O(n) inverse dynamics and its time derivatives of any order:
+S. Kumar, A. Müller, "Nth order analytical time derivatives of inverse dynamics in recursive and
+closed forms", IEEE ICRA 2021, sec. II.
 
 Body-fixed Newton-Euler on a kinematic tree, carried out on jets of normalised Taylor
-coefficients (see :mod:`hod_dynamics.jets`) so that the Leibniz sums of seed 001 become Cauchy
+coefficients (see :mod:`hod_dynamics.jets`) so that the Leibniz sums of the paper become Cauchy
 products. For body i with parent p (frames of body i, twists ``(omega, v)``, wrenches ``(t, f)``):
 
-- ``Ad_{C_{i,p}}(t)`` from ``d/dt Ad_{C_{i,p}} = -qd_i ad(X_i) Ad_{C_{i,p}}`` (seed 001 sec. II.C),
+- ``Ad_{C_{i,p}}(t)`` from ``d/dt Ad_{C_{i,p}} = -qd_i ad(X_i) Ad_{C_{i,p}}`` (sec. II.C),
 - ``V_i = Ad_{C_{i,p}} V_p + X_i qd_i``; the body acceleration is the derivative of ``V_i`` plus
-  gravity ``G_i = Ad_{C_{i,p}} G_p``, ``G_base = (0, -g)`` (the base acceleration, seed 004),
+  gravity ``G_i = Ad_{C_{i,p}} G_p``, ``G_base = (0, -g)`` (the base acceleration of
+  Luh, Walker and Paul, "On-line computational scheme for mechanical manipulators", 1980),
 - ``W_i = M_i (dV_i + G_i) - ad(V_i)^T M_i V_i - W_ext,i + sum_children Ad_{C_{c,i}}^T W_c``,
 - ``tau_i = X_i^T W_i``.
 

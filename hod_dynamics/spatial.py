@@ -1,4 +1,5 @@
-"""Spatial (SE(3) / se(3)) algebra in the notation of the seeds.
+"""Spatial (SE(3) / se(3)) algebra in the notation of Müller and Kumar 2021
+and Kumar and Müller 2021.
 
 Conventions (fixed once for the whole package):
 
@@ -105,7 +106,7 @@ def screw_exp(X, theta):
 
 
 def body_inertia(mass, com, inertia_com):
-    """6x6 body inertia about the frame origin, in that frame (seed 001 eq. 12).
+    """6x6 body inertia about the frame origin, in that frame (Kumar and Müller 2021, eq. 12).
 
     ``[[Theta, m c~], [-m c~, m I]]`` with ``Theta = I_c - m c~ c~`` the rotational inertia about
     the frame origin (parallel-axis theorem). ``com`` (3,) is the centre of mass and

@@ -1,6 +1,7 @@
-"""Closed-form pieces M^(k), C^(k), Q_grav^(k), Q_ext^(k) (seed 001 sec. III, seed 000), the
-printed planar 2R formulas (seed 000 sec. 6.1), the De Luca 2R model (seed 003), structural
-properties (seed 000 sec. 5), kinetic energy and the power balance, and the Fig. 4 example."""
+"""Closed-form pieces M^(k), C^(k), Q_grav^(k), Q_ext^(k) (Kumar and Müller 2021, sec. III;
+Müller and Kumar 2021), the printed planar 2R formulas (Müller and Kumar 2021, sec. 6.1), the De
+Luca 2R model (Robotics 2 slides), structural properties (Müller and Kumar 2021, sec. 5), kinetic
+energy and the power balance, and the Fig. 4 example."""
 
 import os
 import subprocess
@@ -25,12 +26,12 @@ def fd(values):
     return np.tensordot(CENTRAL_7, values, axes=(0, 0)) / H
 
 
-# -- planar 2R: the formulas printed in seed 000 sec. 6.1 -----------------------------------------
+# -- planar 2R: the formulas printed in Müller and Kumar 2021, sec. 6.1 ----------------------------
 L1, L2, M1, M2 = 0.5, 0.4, 3.0, 2.0
 
 
 def seed000_2r(jet, g):
-    """tau, tau_dot, tau_ddot of the planar 2R transcribed from seed 000 sec. 6.1.
+    """tau, tau_dot, tau_ddot of the planar 2R transcribed from Müller and Kumar 2021, sec. 6.1.
 
     ``jet`` (6, 2): q, qd, qdd, q^(3), q^(4) rows (the extraction lost the dots; a row of
     "..." above a bare "q 1" marks q1^(3), "q̈¨" marks q^(4)). In tau_ddot_1 the three "..."
@@ -96,7 +97,7 @@ def test_planar_2r_reproduces_seed000_formulas(planar_2r, method):
     assert rel_err(ours, paper) < 1e-12
 
 
-# -- De Luca 2R with dynamic coefficients a1..a5 (seed 003) --------------------------------------
+# -- De Luca 2R with dynamic coefficients a1..a5 (De Luca, Robotics 2) -----------------------------
 def test_planar_2r_matches_de_luca_dynamic_coefficients():
     l1, d1, d2, m1, m2, I1, I2, g0 = 0.7, 0.3, 0.25, 4.0, 2.5, 0.11, 0.06, 9.81
     a = (I1 + m1 * d1**2 + I2 + m2 * d2**2 + m2 * l1**2, m2 * l1 * d2, I2 + m2 * d2**2,
@@ -147,14 +148,14 @@ def test_pieces_are_derivatives_and_rebuild_tau(robot):
             d = fd(X)
             for k in range(1, order + 1):
                 assert rel_err(X[3, k], d[k - 1]) < 1e-8, (fac, k)
-        # seed 001 eq. 34 with the public pieces, Leibniz sums written out
+        # Kumar and Müller 2021, eq. 34, with the public pieces, Leibniz sums written out
         rebuilt = [sum(comb(k, j) * (M[3, j] @ jets[3, k - j + 2] + C[3, j] @ jets[3, k - j + 1])
                        for j in range(k + 1)) + G[3, k] for k in range(order + 1)]
         assert rel_err(np.array(rebuilt), tau[3]) < 1e-12, fac
 
 
 def test_structural_properties(robot):
-    """Seed 000 sec. 5: M^(k) symmetric, M positive definite, M^(k+1) - 2 Cbar^(k) skew."""
+    """Müller and Kumar 2021, sec. 5: M^(k) symmetric, M positive definite, M^(k+1) - 2 Cbar^(k) skew."""
     order = 3
     jets = sinusoid_jet(robot.n_dof, np.linspace(0, 4, 5), order + 3, seed=9)
     M = hd.mass_matrix_derivatives(robot, jets, order + 1)
@@ -205,7 +206,7 @@ def test_unknown_link_raises_model_error(panda):
         hd.external_wrench_derivatives(panda, np.zeros((2, 7)), 1, {"nowhere": np.zeros((2, 6))})
 
 
-# -- kinetic energy (seed 003) and the power balance ----------------------------------------------
+# -- kinetic energy (De Luca, Robotics 2) and the power balance ------------------------------------
 def test_kinetic_energy_is_sum_of_body_energies():
     """Panda: sum over bodies of 1/2 V_i^T M_i V_i with twists and inertias from Pinocchio."""
     model, pr = pinocchio_robot("panda")

@@ -47,7 +47,7 @@ def test_batch_shapes_broadcast(iiwa, rng):
 
 
 def test_gravity_torque_of_planar_2r_is_the_printed_formula(planar_2r, rng):
-    """seed 000 sec. 6.1: tau1, tau2 of the point-mass 2R (L1 = 0.5, L2 = 0.4, m1 = 3, m2 = 2)."""
+    """Müller and Kumar 2021, sec. 6.1: tau1, tau2 of the point-mass 2R (L1 = 0.5, L2 = 0.4, m1 = 3, m2 = 2)."""
     L1, L2, m1, m2, g = 0.5, 0.4, 3.0, 2.0, 9.81
     q, qd, qdd = _states(planar_2r, rng, (20,))
     (q1, q2), (dq1, dq2), (ddq1, ddq2) = q.T, qd.T, qdd.T

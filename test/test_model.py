@@ -1,4 +1,4 @@
-"""RobotModel: the seeds' screw description, validation, joint-name mapping, immutability."""
+"""RobotModel: the papers' screw description, validation, joint-name mapping, immutability."""
 
 import warnings
 
@@ -16,7 +16,7 @@ REV_Z = [0, 0, 1, 0, 0, 0]
 
 
 def two_r_from_screws(L1=0.5, L2=0.4, m1=3.0, m2=2.0):
-    """The 2R of seed 000 sec. 6.1 written exactly as the paper does (X_i, B_i, M_i)."""
+    """The 2R of Müller and Kumar 2021, sec. 6.1, written exactly as the paper does (X_i, B_i, M_i)."""
     B1, B2 = np.eye(4), transform(np.eye(3), [L1, 0, 0])
     M = [body_inertia(m1, [L1, 0, 0], np.zeros((3, 3))), body_inertia(m2, [L2, 0, 0], np.zeros((3, 3)))]
     return hd.RobotModel.from_screws([REV_Z, REV_Z], [B1, B2], M, gravity=(0, -9.81, 0))
@@ -29,7 +29,7 @@ def test_from_screws_equals_the_shipped_2r_urdf(planar_2r, rng):
 
 
 def test_paper_body_inertia_matrix_of_the_2r():
-    """seed 000 prints M1 = [[L1^2 m1 I-ish, ...]]: check the entries it shows."""
+    """Müller and Kumar 2021 prints M1 = [[L1^2 m1 I-ish, ...]]: check the entries it shows."""
     L1, m1 = 0.5, 3.0
     M1 = body_inertia(m1, [L1, 0, 0], np.zeros((3, 3)))
     assert M1[1, 1] == M1[2, 2] == pytest.approx(L1**2 * m1) and M1[0, 0] == 0
@@ -52,7 +52,8 @@ def test_from_screws_tree_with_offset_axis_screw(rng):
 
 
 def test_de_luca_2r_dynamic_coefficients(rng):
-    """seed 003: 2R with COMs at d1, d2 and inertias I1zz, I2zz; tau via a1..a5."""
+    """De Luca's lecture slides (Robotics 2, dynamic model): 2R with COMs at d1, d2 and inertias
+    I1zz, I2zz; tau via a1..a5."""
     l1, d1, d2, m1, m2, I1, I2, g0 = 0.7, 0.3, 0.25, 4.0, 2.5, 0.05, 0.02, 9.81
     M = [body_inertia(m1, [d1, 0, 0], np.diag([0.01, 0.01, I1])), body_inertia(m2, [d2, 0, 0], np.diag([0.01, 0.01, I2]))]
     model = hd.RobotModel.from_screws([REV_Z, REV_Z], [np.eye(4), transform(np.eye(3), [l1, 0, 0])], M,

@@ -136,7 +136,7 @@ def _check_rebuild(model):
     mv = lambda A, x: np.einsum("...ij,...j->...i", A, x)  # noqa: E731
     tau_d = mv(Tq, qd) + mv(Tv, qdd) + mv(M, q3)
     assert rel_err(tau_d, ref[:, 1]) < 1e-10
-    # from the full tensors, REFERENCE.md sec. 3
+    # from the full tensors (tau_dd = d/dt of tau_d = dtau_dq qd + dtau_dqd qdd + M q3)
     d2qq, d2vv, d2qv, dMdq = hd.id_second_partials(model, q, qd, qdd)
     ein = np.einsum
     tau_dd = (ein("bijk,bj,bk->bi", d2qq, qd, qd) + 2 * ein("bijk,bj,bk->bi", d2qv, qd, qdd)

@@ -1,8 +1,8 @@
 """Time derivatives of inverse dynamics (both methods) against independent oracles.
 
-Oracles: Pinocchio's exact first-order route tau_dot = T_q qd + T_v qdd + M q3 (REFERENCE.md
-sec. 3), 7-point central differences (6th order) of Pinocchio and of our lower orders, and
-the agreement of the two formulations (recursive, seed 001 sec. II; closed form, sec. III).
+Oracles: Pinocchio's exact first-order route tau_dot = T_q qd + T_v qdd + M q3, 7-point central
+differences (6th order) of Pinocchio and of our lower orders, and the agreement of the two
+formulations (recursive, Kumar and Müller 2021, sec. II; closed form, sec. III).
 """
 
 import numpy as np
@@ -118,7 +118,7 @@ def stencil(t0):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_iiwa_gaz_trajectory_with_end_effector_wrench(iiwa_pinocchio, method):
-    """Seed 000 sec. 6.2: tau matches Pinocchio rnea with the wrench as external force;
+    """Müller and Kumar 2021, sec. 6.2: tau matches Pinocchio rnea with the wrench as external force;
     tau_dot matches the central difference of Pinocchio's tau, tau_ddot that of our tau_dot."""
     model, pinrobot = iiwa_pinocchio
     for t0 in (0.35, 1.6):
