@@ -20,7 +20,7 @@ from .bag import JointStates, read_joint_states
 from .dynamics import inverse_dynamics, time_derivatives
 from .eom import coriolis_matrix, gravity_torques
 from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
-from .feedforward import FeedforwardResult, feedforward, save_csv
+from .trajectory_feedforward import FeedforwardResult, feedforward, save_csv
 from .forward import forward_dynamics
 from .kinematics import frame_jacobian, frame_pose
 from .model import Frame, RobotModel

@@ -28,7 +28,7 @@ import numpy as np
 
 from .actuators import load_actuators
 from .errors import InputError, ModelError
-from .feedforward import FeedforwardResult, feedforward
+from .trajectory_feedforward import FeedforwardResult, feedforward
 from .trajectory import Trajectory, noise_std  # the estimator from_samples itself uses
 from .units import column
 

@@ -156,7 +156,7 @@ def cmd_demo(args):
     at ``rate`` Hz, written as CSV (and a PNG with matplotlib)."""
     from .backend import COMPILE_NOTICE, kernels_cached, resolve_backend
     from .dynamics import time_derivatives
-    from .feedforward import FeedforwardResult, save_csv
+    from .trajectory_feedforward import FeedforwardResult, save_csv
 
     samples = int(math.floor(args.duration * args.rate + 0.5)) + 1
     check_memory(demo_memory(samples, args.order, plot=not args.no_plot),

@@ -172,3 +172,17 @@ def test_trajectory_not_smooth_enough(iiwa):
     hd.feedforward(iiwa, c3, [1.0], 1)                              # rigid order 1: C^3 is enough
     with pytest.raises(TrajectoryError, match="torque order 2 needs C\\^4"):
         hd.feedforward(iiwa, c3, [1.0], 1, IIWA_ACTS)               # u needs tau''
+
+
+def test_the_function_and_its_module_have_distinct_names(iiwa):
+    """``hd.feedforward`` is the function; its module is ``hod_dynamics.trajectory_feedforward``
+    (a module named like the function was shadowed by it on import), and a result prints its
+    shapes, not its arrays."""
+    import importlib
+    import inspect
+
+    module = importlib.import_module("hod_dynamics.trajectory_feedforward")
+    assert inspect.ismodule(module) and inspect.isfunction(hd.feedforward)
+    assert module.feedforward is hd.feedforward and module.save_csv is hd.save_csv
+    text = repr(hd.feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), np.linspace(0, 1, 1001), 2))
+    assert text.startswith("FeedforwardResult(1001 samples, t=0..1 s, 7 joints") and len(text) < 400, text

@@ -42,7 +42,7 @@ from ..robots import urdf_source
 from ..backend import resolve_backend
 from ..errors import HodDynamicsError, HodDynamicsWarning
 from ..dynamics import time_derivatives
-from ..feedforward import feedforward, profile, save_csv, save_npz, summary
+from ..trajectory_feedforward import feedforward, profile, save_csv, save_npz, summary
 from ..model import RobotModel
 from ..urdf import xacro_args_from_strings
 from ..msgfields import stamp_ns
