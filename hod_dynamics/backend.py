@@ -11,7 +11,7 @@ numba compiles the kernels on their first use after an install (10 to 30 s) and 
 machine code on disk (``__pycache__`` beside the module, or numba's user-wide cache when the
 install is read-only), so later processes load it in well under a second.
 :func:`kernels_cached` tells beforehand whether a first use will compile, so that programs can
-announce the wait (:data:`COMPILE_NOTICE`).
+announce the wait (:func:`compile_notice`).
 
 The compiled kernels release the GIL; large batches are split into chunks computed by
 ``HOD_DYNAMICS_THREADS`` threads (default: the CPUs this process may run on; 1 disables it).
@@ -71,6 +71,13 @@ def kernels_cached(which="rnea"):
         return all(bool(getattr(module, name)._cache._cache_file._load_index()) for name in names)
     except Exception:  # a private layout of numba's that changed: cannot tell
         return None
+
+
+def compile_notice(which="rnea"):
+    """:data:`COMPILE_NOTICE` when the first use of the kernels ``which`` in this process will
+    compile them (see :func:`kernels_cached`), else None: what a program prints or logs once
+    before that first use."""
+    return COMPILE_NOTICE if resolve_backend() == "numba" and kernels_cached(which) is False else None
 
 
 @lru_cache(maxsize=1)

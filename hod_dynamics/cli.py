@@ -155,7 +155,7 @@ def cmd_demo(args):
     """The main job on the embedded default: the shipped KUKA iiwa 14 model (Müller and Kumar
     2021), the Gaz et al. trajectory and the end-effector wrench of that paper; tau^(0..order)
     at ``rate`` Hz, written as CSV (and a PNG with matplotlib)."""
-    from .backend import COMPILE_NOTICE, kernels_cached, resolve_backend
+    from .backend import compile_notice, resolve_backend
     from .dynamics import time_derivatives
     from .trajectory_feedforward import FeedforwardResult, save_csv
 
@@ -168,9 +168,9 @@ def cmd_demo(args):
     t = np.arange(samples) / args.rate
     qjet = paper.gaz_trajectory_jet(t, args.order + 3)
     wrenches = {paper.IIWA_WRENCH_LINK: paper.iiwa_wrench_jet(t, args.order + 1)}
-    backend = resolve_backend()
-    if backend == "numba" and kernels_cached() is False:
-        print(COMPILE_NOTICE, flush=True)
+    backend, notice = resolve_backend(), compile_notice()
+    if notice:
+        print(notice, flush=True)
     # the first call compiles numba's kernels or loads them from its cache: timed apart
     head = slice(0, min(samples, 64))
     start = time.perf_counter()

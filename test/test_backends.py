@@ -307,11 +307,15 @@ def test_kernels_cached_tells_whether_a_first_use_compiles(tmp_path, panda, rng)
     import subprocess
     import sys
 
+    from hod_dynamics import backend
     from hod_dynamics.backend import kernels_cached
 
     hd.time_derivatives(panda, rng.uniform(-1, 1, (2, 4, 7)), 1, backend="numba")
     assert kernels_cached("rnea") is True
-    code = "from hod_dynamics.backend import kernels_cached; print(kernels_cached('rnea'))"
+    code = ("from hod_dynamics.backend import compile_notice, kernels_cached; "
+            "print(kernels_cached('rnea'), kernels_cached('partials')); print(compile_notice())")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
-    assert run.returncode == 0 and run.stdout.strip() == "False", run.stderr
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["False False", backend.COMPILE_NOTICE]
+    assert backend.compile_notice() is None
