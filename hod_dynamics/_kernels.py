@@ -209,15 +209,20 @@ def _body_wrench(M, i, V, G, h, W, K, S):
 
 @_njit
 def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P, V, G, W,
-              h, wc, E):
+              h, wc, E, VR, GR, WR):
     """Sample b of :func:`rnea_jets`, without lanes: the same recursion on scalars, for one
     sample or a few, where the lanes' loop and call overheads cost more than the arithmetic.
 
     Work arrays (from :func:`rnea_jets`): R, P (n, K+1, 3, 3) the blocks of the Ad
     coefficients, V (n, K+1, 6), G (n, K, 3), W (n, K, 6), h (K, 6), wc (K+1,), E (3, 3).
+    A floating base (``VR.shape[0] > 0``, see :func:`rnea_floating`): the bodies without a
+    parent move with the base twist coefficients ``VR[b]`` (K+1, 6) and feel the gravity
+    coefficients ``GR[b]`` (K, 3); their wrenches, moved to the base frame, are added to
+    ``WR`` (K, 6).
     """
     n = screws.shape[0]
     has_w = wext.shape[1] > 0
+    floating = VR.shape[0] > 0
     for i in range(n):
         par = parents[i]
         for k in range(K + 1):
@@ -262,23 +267,31 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
             if k < K:
                 G[i, k, 0] = G[i, k, 1] = G[i, k, 2] = 0.0
             for j in range(k + 1):
-                if par < 0:
-                    if j == k and k < K:  # the base: G = (0, -g), constant
+                if par < 0 and not floating:
+                    if j == k and k < K:  # the fixed base: G = (0, -g), constant
                         for r in range(3):
                             G[i, k, r] = (R[i, k, r, 0] * g0[3] + R[i, k, r, 1] * g0[4]
                                           + R[i, k, r, 2] * g0[5])
                     continue
                 m = k - j
-                x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
-                x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
+                gp0 = gp1 = gp2 = 0.0
+                if par < 0:  # the floating base's twist and gravity
+                    x0, x1, x2 = VR[b, m, 0], VR[b, m, 1], VR[b, m, 2]
+                    x3, x4, x5 = VR[b, m, 3], VR[b, m, 4], VR[b, m, 5]
+                    if k < K:
+                        gp0, gp1, gp2 = GR[b, m, 0], GR[b, m, 1], GR[b, m, 2]
+                else:
+                    x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
+                    x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
+                    if k < K:
+                        gp0, gp1, gp2 = G[par, m, 0], G[par, m, 1], G[par, m, 2]
                 for r in range(3):
                     V[i, k, r] += R[i, j, r, 0] * x0 + R[i, j, r, 1] * x1 + R[i, j, r, 2] * x2
                     V[i, k, r + 3] += (P[i, j, r, 0] * x0 + P[i, j, r, 1] * x1 + P[i, j, r, 2] * x2
                                        + R[i, j, r, 0] * x3 + R[i, j, r, 1] * x4
                                        + R[i, j, r, 2] * x5)
                     if k < K:
-                        G[i, k, r] += (R[i, j, r, 0] * G[par, m, 0] + R[i, j, r, 1] * G[par, m, 1]
-                                       + R[i, j, r, 2] * G[par, m, 2])
+                        G[i, k, r] += R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1 + R[i, j, r, 2] * gp2
         # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
         for k in range(K):
             for r in range(6):
@@ -313,17 +326,23 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
                 t += W[i, k, r] * screws[i, r]
             out[b, k, i] = t * fact[k]
         par = parents[i]
-        if par >= 0:
+        if par >= 0 or floating:
             # W_par,k += sum_j Ad_j^T W_i,k-j:  Ad^T (t, f) = (R^T t + P^T f, R^T f)
             for k in range(K):
                 for j in range(k + 1):
                     m = k - j
                     for c in range(3):
-                        W[par, k, c] += (R[i, j, 0, c] * W[i, m, 0] + R[i, j, 1, c] * W[i, m, 1]
-                                         + R[i, j, 2, c] * W[i, m, 2] + P[i, j, 0, c] * W[i, m, 3]
-                                         + P[i, j, 1, c] * W[i, m, 4] + P[i, j, 2, c] * W[i, m, 5])
-                        W[par, k, c + 3] += (R[i, j, 0, c] * W[i, m, 3] + R[i, j, 1, c] * W[i, m, 4]
-                                             + R[i, j, 2, c] * W[i, m, 5])
+                        t = (R[i, j, 0, c] * W[i, m, 0] + R[i, j, 1, c] * W[i, m, 1]
+                             + R[i, j, 2, c] * W[i, m, 2] + P[i, j, 0, c] * W[i, m, 3]
+                             + P[i, j, 1, c] * W[i, m, 4] + P[i, j, 2, c] * W[i, m, 5])
+                        f = (R[i, j, 0, c] * W[i, m, 3] + R[i, j, 1, c] * W[i, m, 4]
+                             + R[i, j, 2, c] * W[i, m, 5])
+                        if par >= 0:
+                            W[par, k, c] += t
+                            W[par, k, c + 3] += f
+                        else:
+                            WR[k, c] += t
+                            WR[k, c + 3] += f
 
 
 @_njit
@@ -356,7 +375,8 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
         h1, wc1, E1 = np.empty((K, 6)), np.empty(K + 1), np.empty((3, 3))
         for b in range(B):
             _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
-                      V1, G1, W1, h1, wc1, E1)
+                      V1, G1, W1, h1, wc1, E1, np.zeros((0, 1, 6)), np.zeros((0, 1, 3)),
+                      np.zeros((1, 6)))  # a fixed base: no root arrays
         return True
     AR = np.empty((n, K + 1, 3, 3, L))
     AP = np.empty((n, K + 1, 3, 3, L))
@@ -425,4 +445,75 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
                 for k in range(K):
                     for j in range(k + 1):
                         _adT_apply_add(AR, AP, i, j, W, k - j, p, k, S)
+    return True
+
+
+
+@_njit
+def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, jet, VR, GR, K, wext,
+                  out, base):
+    """tau jets of a floating-base tree, sample by sample (:func:`_rnea_one` with a moving base).
+
+    Model arrays as in :func:`rnea_jets` (``g0`` unused: gravity comes with the base) plus
+    ``base_inertia`` (6, 6); ``jet`` (B, >=K+2, n) joint jet q^(0..K+1); ``VR`` (B, K+1, 6)
+    normalised Taylor coefficients of the base body twist (omega, v); ``GR`` (B, K, 3) those of
+    ``-R^T g`` (gravity as a base acceleration, in the base frame); ``wext`` (K, Bw, n+1, 6)
+    with the base body's external wrench in slot n. Writes ``out`` (B, K, n) and ``base``
+    (B, K, 6): the base wrench (torque, force) and its derivatives; returns False, computing
+    nothing, when the rows it reads hold a NaN or an infinity.
+    """
+    B = jet.shape[0]
+    n = screws.shape[0]
+    for b in range(B):
+        for r in range(K + 2):
+            for i in range(n):
+                if not np.isfinite(jet[b, r, i]):
+                    return False
+    has_w = wext.shape[1] > 0
+    fact = np.ones(K + 2)
+    for k in range(1, K + 2):
+        fact[k] = fact[k - 1] * k
+    R, P = np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3))
+    V1, G1, W1 = np.empty((n, K + 1, 6)), np.empty((n, K, 3)), np.empty((n, K, 6))
+    h1, wc1, E1 = np.empty((K, 6)), np.empty(K + 1), np.empty((3, 3))
+    WR, hb = np.empty((K, 6)), np.empty((K + 1, 6))
+    M = base_inertia
+    for b in range(B):
+        WR[:] = 0.0
+        _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
+                  V1, G1, W1, h1, wc1, E1, VR, GR, WR)
+        # the base body: W = M (dV + (0, G)) + sum_j -ad(V_j)^T M V_{k-j} - W_ext + children
+        for k in range(K + 1):
+            for r in range(6):
+                t = 0.0
+                for c in range(6):
+                    t += M[r, c] * VR[b, k, c]
+                hb[k, r] = t
+        for k in range(K):
+            for r in range(6):
+                t = WR[k, r] - (wext[k, b, n, r] if has_w else 0.0)
+                for c in range(6):
+                    dv = (k + 1.0) * VR[b, k + 1, c]
+                    if c >= 3:
+                        dv += GR[b, k, c - 3]
+                    t += M[r, c] * dv
+                for j in range(k + 1):
+                    m = k - j
+                    u0, u1, u2 = VR[b, j, 0], VR[b, j, 1], VR[b, j, 2]
+                    y0, y1, y2 = VR[b, j, 3], VR[b, j, 4], VR[b, j, 5]
+                    L0, L1, L2 = hb[m, 0], hb[m, 1], hb[m, 2]
+                    F0, F1, F2 = hb[m, 3], hb[m, 4], hb[m, 5]
+                    if r == 0:
+                        t += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
+                    elif r == 1:
+                        t += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
+                    elif r == 2:
+                        t += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
+                    elif r == 3:
+                        t += u1 * F2 - u2 * F1
+                    elif r == 4:
+                        t += u2 * F0 - u0 * F2
+                    else:
+                        t += u0 * F1 - u1 * F0
+                base[b, k, r] = t * fact[k]
     return True

@@ -136,6 +136,56 @@ class PinocchioRobot:
         return fext
 
 
+class FloatingPinocchioRobot(PinocchioRobot):
+    """Pinocchio with a ``JointModelFreeFlyer`` root, mapped onto our floating conventions.
+
+    Pinocchio's free flyer: q = (x, y, z, qx, qy, qz, qw) like ours; velocity and base wrench
+    (linear, angular) in the base (local) frame, where ours are (angular, linear).
+    """
+
+    def __init__(self, urdf_path, model):
+        self.pin = pin = pytest.importorskip("pinocchio")
+        root = pin.JointModelFreeFlyer()
+        if urdf_path.lstrip().startswith("<"):
+            pm = pin.buildModelFromXML(urdf_path, root)
+        else:
+            pm = pin.buildModelFromUrdf(urdf_path, root)
+        pm.gravity.linear = np.asarray(model.gravity, dtype=float)
+        self.model, self.data, self.ours = pm, pm.createData(), model
+        joints = [pm.joints[pm.getJointId(nm)] for nm in model.joint_names]
+        # base (angular, linear) <- Pinocchio (linear, angular), then our joints
+        self.vidx = np.r_[[3, 4, 5, 0, 1, 2], [j.idx_v for j in joints]]
+        self.qidx = np.array([j.idx_q for j in joints])
+        self.nq = np.array([j.nq for j in joints])
+
+    def q(self, q):
+        pq = self.pin.neutral(self.model)
+        pq[:7] = q[:7] / np.r_[1, 1, 1, [np.linalg.norm(q[3:7])] * 4]
+        joints = q[7:]
+        for k in range(len(joints)):
+            if self.nq[k] == 2:
+                pq[self.qidx[k]], pq[self.qidx[k] + 1] = np.cos(joints[k]), np.sin(joints[k])
+            else:
+                pq[self.qidx[k]] = joints[k]
+        return pq
+
+
+def floating_pinocchio_robot(name):
+    """(our floating model, FloatingPinocchioRobot) of an example-robot-data robot."""
+    model = erd_model(name, floating_base=True)
+    return model, FloatingPinocchioRobot(erd_path(name), model)
+
+
+def random_floating_state(model, rng, batch=()):
+    """Random (q, v, a) of a floating model: unit quaternions, joints in [-1.5, 1.5]."""
+    n = model.n_dof
+    quat = rng.normal(size=batch + (4,))
+    quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
+    q = np.concatenate([rng.normal(size=batch + (3,)), quat,
+                        rng.uniform(-1.5, 1.5, batch + (n,))], axis=-1)
+    return q, rng.normal(size=batch + (6 + n,)), rng.normal(size=batch + (6 + n,))
+
+
 def pinocchio_robot(name):
     """(our model, PinocchioRobot) of an example-robot-data robot."""
     model = erd_model(name)

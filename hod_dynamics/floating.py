@@ -1,0 +1,216 @@
+"""Floating-base robots: configuration and velocity of a free base, and its dynamics entry points.
+
+A floating model (``model.floating``) has a free base body (the root link) above its n joints.
+
+- Configuration ``q`` (..., 7 + n): base position (x, y, z) in the world (m), base orientation
+  as a unit quaternion (qx, qy, qz, qw) mapping base-frame vectors to the world, then the joints
+  (the layout of Pinocchio's free flyer and of ROS geometry messages).
+- Velocity ``v`` (..., 6 + n): the base body twist (omega, v) in the base frame (angular first,
+  rad/s and m/s; v is the velocity of the base frame origin resolved in the base frame), then
+  the joint rates. Its derivatives v', v'', ... are the plain time derivatives of these
+  components (for the base: of the body twist).
+- Generalised forces (..., 6 + n): the base wrench (torque, force) in the base frame, torque
+  about the base frame origin (N m, N), then the joint torques.
+
+The recursion (:func:`hod_dynamics.recursive.rnea_taylor`) runs unchanged on the joints, with
+the base body as the root whose twist jet is given and whose gravity twist is
+``(0, -R^T g)``: its jet follows from ``d/dt (R^T g) = -omega x (R^T g)`` by truncated Taylor
+arithmetic, so tau^(k) is exact for any k. The base rows are the wrench the base needs: the
+*missing external wrench*. For a physically consistent motion whose contact wrenches are all
+given in ``wrenches``, they are zero.
+
+Quaternions are normalised on input. A norm further than ``QUATERNION_TOLERANCE`` from 1 (or
+zero, or non-finite) is an :class:`InputError` naming the sample: such a quaternion is almost
+certainly a wrong layout (e.g. qw first) or unfilled data, not rounding.
+"""
+
+import numpy as np
+
+from .errors import InputError
+from .jets import cross, to_taylor
+from .model import all_finite
+
+QUATERNION_TOLERANCE = 1e-2  # accepted | |quaternion| - 1 |; within it, normalised silently
+BASE_COORDINATES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+BASE_VELOCITIES = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
+
+
+def check_floating(model, what):
+    """Raise InputError unless ``model`` has a floating base (``what`` names the caller)."""
+    if not model.floating:
+        raise InputError(f"{what} needs a floating-base model; '{model.name}' is fixed to the "
+                         "world (build it with RobotModel.from_urdf(..., floating_base=True))")
+
+
+def split_configuration(model, q, name="q"):
+    """Validate a configuration (..., 7 + n): returns (position (..., 3), unit quaternion
+    (..., 4) as (qx, qy, qz, qw), joints (..., n)). Raises InputError naming the fault."""
+    q = np.asarray(q, dtype=float)
+    if q.ndim == 0 or q.shape[-1] != model.nq:
+        raise InputError(f"{name} must have shape (..., {model.nq}) for floating model "
+                         f"'{model.name}' (x, y, z, qx, qy, qz, qw, then joints "
+                         f"{list(model.joint_names)}), got shape {q.shape}")
+    if not all_finite(q):
+        bad = tuple(np.argwhere(~np.isfinite(q))[0].tolist())
+        what = configuration_names(model)[bad[-1]]
+        raise InputError(f"{name} holds a non-finite value at index {bad} ({what})")
+    quat = q[..., 3:7]
+    norm = np.sqrt(np.einsum("...i,...i->...", quat, quat))
+    bad = np.argwhere(~(np.abs(norm - 1.0) <= QUATERNION_TOLERANCE))
+    if len(bad):
+        at = tuple(bad[0].tolist())
+        raise InputError(f"{name}: base quaternion (qx, qy, qz, qw) = {quat[at].tolist()} at "
+                         f"batch index {at} has norm {norm[at]:.6g}; it must be a unit quaternion "
+                         f"(|norm - 1| <= {QUATERNION_TOLERANCE})")
+    return q[..., :3], quat / norm[..., None], q[..., 7:]
+
+
+def configuration_names(model):
+    """Names of the entries of a configuration (7 + n for a floating model)."""
+    return (BASE_COORDINATES if model.floating else ()) + tuple(model.joint_names)
+
+
+def velocity_names(model):
+    """Names of the entries of a velocity (6 + n for a floating model)."""
+    return (BASE_VELOCITIES if model.floating else ()) + tuple(model.joint_names)
+
+
+def rotation_matrix(quat):
+    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) = (qx, qy, qz, qw)."""
+    x, y, z, w = np.moveaxis(np.asarray(quat, dtype=float), -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def quaternion_from_matrix(R):
+    """Unit quaternions (..., 4) = (qx, qy, qz, qw), qw >= 0, of rotation matrices (..., 3, 3)."""
+    R = np.asarray(R, dtype=float)
+    # Shepperd: take the largest of 4 w^2, 4 x^2, 4 y^2, 4 z^2 as the pivot (well conditioned)
+    tr = np.trace(R, axis1=-2, axis2=-1)
+    d = np.stack([R[..., 0, 0], R[..., 1, 1], R[..., 2, 2], tr], -1)
+    k = np.argmax(d, axis=-1)
+    out = np.empty(R.shape[:-2] + (4,))
+    r = lambda i, j: R[..., i, j]  # noqa: E731
+    cand = [
+        np.stack([1 + 2 * r(0, 0) - tr, r(0, 1) + r(1, 0), r(0, 2) + r(2, 0), r(2, 1) - r(1, 2)], -1),
+        np.stack([r(0, 1) + r(1, 0), 1 + 2 * r(1, 1) - tr, r(1, 2) + r(2, 1), r(0, 2) - r(2, 0)], -1),
+        np.stack([r(0, 2) + r(2, 0), r(1, 2) + r(2, 1), 1 + 2 * r(2, 2) - tr, r(1, 0) - r(0, 1)], -1),
+        np.stack([r(2, 1) - r(1, 2), r(0, 2) - r(2, 0), r(1, 0) - r(0, 1), 1 + tr], -1),
+    ]
+    for i in range(4):
+        sel = k == i
+        out[sel] = cand[i][sel]
+    out /= np.linalg.norm(out, axis=-1, keepdims=True)
+    return np.where(out[..., 3:] < 0, -out, out)
+
+
+def check_velocity(model, value, name, rows=None):
+    """Validate a velocity (..., 6 + n), or a jet (..., rows, 6 + n); returns a float array."""
+    a = np.asarray(value, dtype=float)
+    nv = model.nv
+    ok = a.ndim >= (1 if rows is None else 2) and a.shape[-1] == nv
+    if ok and rows is not None:
+        ok = a.shape[-2] == rows
+    if not ok:
+        shape = f"(..., {nv})" if rows is None else f"(..., {rows}, {nv})"
+        raise InputError(f"{name} must have shape {shape} for floating model '{model.name}' "
+                         f"(base twist (omega, v) in the base frame, then joints "
+                         f"{list(model.joint_names)}), got shape {a.shape}")
+    if not all_finite(a):
+        bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
+        raise InputError(f"{name} holds a non-finite value at index {bad} "
+                         f"({velocity_names(model)[bad[-1]]})")
+    return a
+
+
+def gravity_taylor(R, gravity, omega, K):
+    """Taylor coefficients (B, K, 3) of ``-R^T g`` (gravity as an upward acceleration of the
+    base, in the base frame) along the motion: ``R`` (B, 3, 3) the base orientation now,
+    ``omega`` (B, >=K-1, 3) Taylor coefficients of the base angular velocity (base frame).
+
+    From ``d/dt (R^T g) = -omega x (R^T g)``: ``(k+1) c_{k+1} = -sum_j omega_j x c_{k-j}``.
+    """
+    c = np.empty((R.shape[0], K, 3))
+    c[:, 0] = -np.einsum("bji,j->bi", R, gravity)
+    for k in range(K - 1):
+        acc = cross(omega[:, 0], c[:, k])
+        for j in range(1, k + 1):
+            acc += cross(omega[:, j], c[:, k - j])
+        c[:, k + 1] = -acc / (k + 1)
+    return c
+
+
+def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None):
+    """tau^(0..order) (..., order+1, 6+n) of a floating model: base wrench rows then joints.
+
+    ``q`` (..., 7+n) the configuration now; ``vjet`` (..., order+2, 6+n) rows v, v', ...,
+    v^(order+1); shapes broadcast. See :func:`hod_dynamics.time_derivatives`.
+    """
+    from .backend import resolve_backend
+    from .recursive import recursion
+
+    check_floating(model, "time_derivatives(model, q, vjet, order)")
+    compiled = resolve_backend(backend) == "numba"
+    _, quat, joints = split_configuration(model, q)
+    vjet = check_velocity(model, vjet, "vjet", order + 2)
+    try:
+        batch = np.broadcast_shapes(joints.shape[:-1], vjet.shape[:-2])
+    except ValueError:
+        raise InputError(f"batch shapes do not broadcast: q {np.shape(q)}, vjet {vjet.shape}") from None
+    n, K = model.n_dof, order + 1
+    joints = np.broadcast_to(joints, batch + (n,)).reshape(-1, 1, n)
+    quat = np.broadcast_to(quat, batch + (4,)).reshape(-1, 4)
+    vjet = np.broadcast_to(vjet, batch + vjet.shape[-2:]).reshape((-1,) + vjet.shape[-2:])
+    jet = np.concatenate([joints, vjet[:, :, 6:]], axis=1)  # q, qd, ..., q^(order+2)
+    VR = np.ascontiguousarray(np.moveaxis(to_taylor(vjet[:, :, :6]), 0, 1))  # (B, K+1, 6)
+    GR = gravity_taylor(rotation_matrix(quat), model.gravity, VR[:, :, :3], K)
+    tau, base = recursion(model, jet, K, batch, wrenches, compiled, root=(VR, GR))
+    return np.concatenate([base, tau], axis=-1).reshape(batch + (K, model.nv))
+
+
+def inverse_dynamics_floating(model, q, v, a, wrenches=None):
+    """(..., 6+n): base wrench (torque, force) in the base frame, then joint torques."""
+    v = check_velocity(model, v, "v")
+    a = check_velocity(model, a, "a")
+    try:
+        shape = np.broadcast_shapes(v.shape, a.shape)
+    except ValueError:
+        raise InputError(f"batch shapes do not broadcast: v {v.shape}, a {a.shape}") from None
+    vjet = np.stack(np.broadcast_arrays(v, a), axis=-2).reshape(shape[:-1] + (2, shape[-1]))
+    return time_derivatives_floating(model, q, vjet, 0, wrenches)[..., 0, :]
+
+
+def integrate(model, q, dv):
+    """The configuration reached from ``q`` (..., 7+n) along the tangent ``dv`` (..., 6+n) in
+    unit time: base pose ``H exp(dv_base)`` on SE(3) (dv_base = (omega, v) in the base frame),
+    joints ``q + dv``. The tangent convention of :func:`hod_dynamics.id_partials`."""
+    from .spatial import skew
+
+    p, quat, joints = split_configuration(model, q)
+    dv = check_velocity(model, dv, "dv")
+    w, u = dv[..., :3], dv[..., 3:6]
+    th = np.linalg.norm(w, axis=-1)[..., None, None]
+    W = skew(w)
+    small = th < 1e-8
+    ths = np.where(small, 1.0, th)
+    a = np.where(small, 1 - th ** 2 / 6, np.sin(ths) / ths)
+    b = np.where(small, 0.5 - th ** 2 / 24, (1 - np.cos(ths)) / ths ** 2)
+    c = np.where(small, 1 / 6 - th ** 2 / 120, (ths - np.sin(ths)) / ths ** 3)
+    eye = np.eye(3)
+    E = eye + a * W + b * W @ W
+    Jl = eye + b * W + c * W @ W
+    R = rotation_matrix(quat)
+    p_new = p + np.einsum("...ij,...j->...i", R, np.einsum("...ij,...j->...i", Jl, u))
+    quat_new = quaternion_from_matrix(R @ E)
+    # keep the hemisphere of the input (continuity along a path)
+    sign = np.where(np.einsum("...i,...i->...", quat_new, quat) < 0, -1.0, 1.0)[..., None]
+    return np.concatenate([p_new, sign * quat_new, joints + dv[..., 6:]], axis=-1)
+
+
+__all__ = ["BASE_COORDINATES", "BASE_VELOCITIES", "QUATERNION_TOLERANCE", "check_floating",
+           "configuration_names", "gravity_taylor", "integrate", "inverse_dynamics_floating",
+           "quaternion_from_matrix", "rotation_matrix", "split_configuration",
+           "time_derivatives_floating", "velocity_names"]
