@@ -12,7 +12,7 @@ from math import factorial
 import numpy as np
 
 from .errors import InputError
-from .model import all_finite
+from .model import all_finite, refuse_floating
 
 
 def factorials(K):
@@ -27,6 +27,7 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True):
     returned. ``finite=False`` skips the test for NaN and infinity, for callers whose
     compiled kernel tests every value it reads (and then calls this again to name the bad one).
     """
+    refuse_floating(model)
     a = np.asarray(jet, dtype=float)
     n = model.n_dof
     if a.ndim < 2 or a.shape[-1] != n or (a.shape[-2] < rows if at_least else a.shape[-2] != rows):

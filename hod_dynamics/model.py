@@ -333,6 +333,7 @@ def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np
     ``finite=False`` skips the test for NaN and infinity, for callers whose compiled kernel
     tests every value it reads (and then calls this again to name the bad one).
     """
+    refuse_floating(model)
     n = model.n_dof
     out = {}
     for key, value in arrays.items():
@@ -355,6 +356,17 @@ def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np
         for key, a in out.items():
             _check_finite(model, key, a)
     return [np.broadcast_to(a, shape) for a in out.values()]
+
+
+FLOATING_API = ("inverse_dynamics", "time_derivatives", "mass_matrix", "kinetic_energy",
+                "id_partials", "feedforward")
+
+
+def refuse_floating(model):
+    """Raise InputError for a floating model in a function that handles fixed bases only."""
+    if model.floating:
+        raise InputError(f"model '{model.name}' has a floating base, which this function does "
+                         f"not support yet (floating models: {', '.join(FLOATING_API)})")
 
 
 def _check_finite(model, key, a):
