@@ -27,7 +27,7 @@ certainly a wrong layout (e.g. qw first) or unfilled data, not rounding.
 import numpy as np
 
 from .errors import InputError
-from .jets import cross, to_taylor
+from .jets import cross, from_taylor, to_taylor
 from .model import all_finite
 
 QUATERNION_TOLERANCE = 1e-2  # accepted | |quaternion| - 1 |; within it, normalised silently
@@ -210,7 +210,60 @@ def integrate(model, q, dv):
     return np.concatenate([p_new, sign * quat_new, joints + dv[..., 6:]], axis=-1)
 
 
+# -- base trajectories: exact body-twist jets of a spline through poses ----------------------------
+def _quat_mul(a, b):
+    """Hamilton products (..., 4) of quaternions (x, y, z, w)."""
+    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + cross(av, bv),
+                           aw * bw - np.sum(av * bv, axis=-1, keepdims=True)], axis=-1)
+
+
+def _cauchy(f, a, b, K):
+    """Coefficients k < K of the product f(a, b) of two series (K, ..., m) (f bilinear)."""
+    return np.stack([sum(f(a[j], b[k - j]) for j in range(k + 1)) for k in range(K)])
+
+
+def velocity_jet(raw, rows):
+    """Configuration and exact velocity jet of a pose spline: ``raw`` (..., rows+1, 7+n) holds the
+    derivatives 0..rows of (position, quaternion components (not necessarily unit), joints).
+
+    Returns ``q`` (..., 7+n) (quaternion normalised) and ``vjet`` (..., rows, 6+n): the base
+    body twist (omega, v) and its derivatives, then the joint rates and theirs. With Q the
+    spline's quaternion and p its position, ``omega = 2 Im(Q* Q') / |Q|^2`` and
+    ``v = Im(Q* (p', 0) Q) / |Q|^2`` hold for any scaling of Q, so the jets follow exactly by
+    truncated Taylor arithmetic (Cauchy products and a series division).
+    """
+    raw = np.asarray(raw, dtype=float)
+    batch = raw.shape[:-2]
+    c = to_taylor(raw)  # (rows+1, B, 7+n)
+    P, Q = c[:, :, :3], c[:, :, 3:7]
+    K = rows
+    k1 = np.arange(1, K + 1, dtype=float)[:, None, None]
+    dP, dQ = k1 * P[1:], k1 * Q[1:]  # coefficients of p' and Q'
+    conj = Q * np.array([-1.0, -1.0, -1.0, 1.0])
+    N = _cauchy(lambda a, b: np.sum(a * b, axis=-1), Q, Q, K)  # |Q|^2
+    D = np.empty_like(N)  # 1 / |Q|^2
+    D[0] = 1.0 / N[0]
+    for k in range(1, K):
+        D[k] = -sum(N[j] * D[k - j] for j in range(1, k + 1)) / N[0]
+    omega = 2.0 * _cauchy(_quat_mul, conj, dQ, K)[..., :3]
+    pure = np.concatenate([dP, np.zeros(dP.shape[:-1] + (1,))], axis=-1)
+    v = _cauchy(_quat_mul, _cauchy(_quat_mul, conj, pure, K), Q, K)[..., :3]
+    twist = np.concatenate([omega, v], axis=-1)
+    twist = _cauchy(lambda d, x: d[..., None] * x, D, twist, K)
+    base = from_taylor(twist, batch)  # (..., K, 6)
+    q = raw[..., 0, :].copy()
+    q[..., 3:7] /= np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    return q, np.concatenate([base, raw[..., 1:, 7:]], axis=-1)
+
+
+def joint_jet(q, vjet):
+    """The joints' derivative jet (..., rows+1, n) from a configuration (..., 7+n) and a
+    velocity jet (..., rows, 6+n)."""
+    return np.concatenate([q[..., None, 7:], vjet[..., 6:]], axis=-2)
+
+
 __all__ = ["BASE_COORDINATES", "BASE_VELOCITIES", "QUATERNION_TOLERANCE", "check_floating",
            "configuration_names", "gravity_taylor", "integrate", "inverse_dynamics_floating",
            "quaternion_from_matrix", "rotation_matrix", "split_configuration",
-           "time_derivatives_floating", "velocity_names"]
+           "time_derivatives_floating", "velocity_names", "velocity_jet", "joint_jet"]

@@ -280,3 +280,45 @@ def test_urdf_floating_joint_and_refusals():
     inner = text.replace('type="revolute"', 'type="floating"', 1)
     with pytest.raises(hd.ModelError, match="floating"):
         hd.RobotModel.from_urdf(inner)
+
+
+# -- a base trajectory on SE(3) and the feedforward along it ---------------------------------------
+def solo_walk_trajectory(model):
+    """A base swaying and turning through 5 poses while the legs step: waypoints on SE(3)."""
+    rng = np.random.default_rng(21)
+    times = np.array([0.0, 0.4, 0.9, 1.3, 2.0])
+    rot = Rotation.from_euler("xyz", rng.normal(scale=0.2, size=(5, 3)))
+    quat = rot.as_quat()
+    quat[2] *= -1  # the same rotation: the trajectory must align the hemispheres
+    pos = np.c_[0.05 * np.arange(5), rng.normal(scale=0.03, size=(5, 1)), 0.3 + 0.02 * rng.normal(size=5)]
+    joints = np.tile([0.0, 0.8, -1.6], 4) + 0.3 * rng.normal(size=(5, 12))
+    names = hd.floating.BASE_COORDINATES + model.joint_names
+    return hd.Trajectory.from_waypoints(names[::-1], times, np.c_[pos, quat, joints][:, ::-1],
+                                        continuity=5)
+
+
+def test_base_trajectory_gives_exact_twist_jets_and_feedforward():
+    model = floating_pinocchio_robot("solo12")[0]
+    traj = solo_walk_trajectory(model)
+    t = 0.77 + H * np.arange(-3, 4)
+    q, vjet = traj.floating_jet(model, t, 4)
+    assert q.shape == (7, 19) and vjet.shape == (7, 4, 18)
+    np.testing.assert_allclose(np.linalg.norm(q[:, 3:7], axis=1), 1.0, rtol=0, atol=1e-15)
+    R = Rotation.from_quat(q[:, 3:7]).as_matrix()
+    dR = np.tensordot(CENTRAL_7, R, axes=(0, 0)) / H
+    dp = np.tensordot(CENTRAL_7, q[:, :3], axes=(0, 0)) / H
+    W = R[3].T @ dR
+    assert rel_err([W[2, 1], W[0, 2], W[1, 0]], vjet[3, 0, :3]) < 1e-9
+    assert rel_err(R[3].T @ dp, vjet[3, 0, 3:6]) < 1e-9
+    fd = np.tensordot(CENTRAL_7, vjet, axes=(0, 0)) / H
+    for k in range(1, 4):
+        assert rel_err(vjet[3, k], fd[k - 1]) < 1e-8, k
+    assert rel_err(vjet[:, :, 6:], traj.for_model(model).jet(t, 4)[:, 1:, 7:]) < 1e-15
+    result = hd.feedforward(model, traj, t, 2)
+    full = hd.time_derivatives(model, q, vjet, 2)
+    assert rel_err(result.taujet, full[..., 6:]) < 1e-15
+    assert rel_err(result.base_wrench, full[..., :6]) < 1e-15
+    assert result.qjet.shape == (7, 5, 12) and result.base_vjet.shape == (7, 4, 6)
+    assert traj.check_limits(model, dt=0.05).n_samples > 0
+    with pytest.raises(hd.TrajectoryError, match="base pose columns"):
+        traj.for_model(hd.RobotModel.from_urdf(os.path.join(erd_dir(), ERD_ROBOTS["solo12"][0])))
