@@ -450,17 +450,45 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
 
 
 @_njit
-def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, jet, VR, GR, K, wext,
-                  out, base):
+def _gravity_jet(quat, gravity, VR, GR, b, K):
+    """GR[b, k]: Taylor coefficients of -R^T g, R the rotation of the unit quaternion quat[b],
+    along the base angular velocity coefficients VR[b, :, :3]."""
+    x, y, z, w = quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]
+    g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    # R^T g, R = [[1-2(yy+zz), 2(xy-zw), 2(xz+yw)], [2(xy+zw), 1-2(xx+zz), 2(yz-xw)],
+    #             [2(xz-yw), 2(yz+xw), 1-2(xx+yy)]]
+    GR[b, 0, 0] = -((1 - 2 * (y * y + z * z)) * g0 + 2 * (x * y + z * w) * g1
+                    + 2 * (x * z - y * w) * g2)
+    GR[b, 0, 1] = -(2 * (x * y - z * w) * g0 + (1 - 2 * (x * x + z * z)) * g1
+                    + 2 * (y * z + x * w) * g2)
+    GR[b, 0, 2] = -(2 * (x * z + y * w) * g0 + 2 * (y * z - x * w) * g1
+                    + (1 - 2 * (x * x + y * y)) * g2)
+    for k in range(K - 1):
+        a0 = a1 = a2 = 0.0
+        for j in range(k + 1):
+            w0, w1, w2 = VR[b, j, 0], VR[b, j, 1], VR[b, j, 2]
+            c0, c1, c2 = GR[b, k - j, 0], GR[b, k - j, 1], GR[b, k - j, 2]
+            a0 += w1 * c2 - w2 * c1
+            a1 += w2 * c0 - w0 * c2
+            a2 += w0 * c1 - w1 * c0
+        GR[b, k + 1, 0] = -a0 / (k + 1)
+        GR[b, k + 1, 1] = -a1 / (k + 1)
+        GR[b, k + 1, 2] = -a2 / (k + 1)
+
+
+@_njit
+def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, jet, quat,
+                  vbase, K, wext, out, base):
     """tau jets of a floating-base tree, sample by sample (:func:`_rnea_one` with a moving base).
 
     Model arrays as in :func:`rnea_jets` (``g0`` unused: gravity comes with the base) plus
-    ``base_inertia`` (6, 6); ``jet`` (B, >=K+2, n) joint jet q^(0..K+1); ``VR`` (B, K+1, 6)
-    normalised Taylor coefficients of the base body twist (omega, v); ``GR`` (B, K, 3) those of
-    ``-R^T g`` (gravity as a base acceleration, in the base frame); ``wext`` (K, Bw, n+1, 6)
-    with the base body's external wrench in slot n. Writes ``out`` (B, K, n) and ``base``
-    (B, K, 6): the base wrench (torque, force) and its derivatives; returns False, computing
-    nothing, when the rows it reads hold a NaN or an infinity.
+    ``base_inertia`` (6, 6) and ``gravity`` (3,) in the world; ``jet`` (B, >=K+2, n) joint jet
+    q^(0..K+1); ``quat`` (B, 4) unit quaternions (x, y, z, w) of the base; ``vbase``
+    (B, K+1, 6) the base body twist (omega, v) and its derivatives; ``wext`` (K, Bw, n+1, 6)
+    with the base body's external wrench in slot n. The gravity twist of the base is
+    ``(0, -R^T g)``, its jet from ``d/dt (R^T g) = -omega x R^T g``. Writes ``out`` (B, K, n)
+    and ``base`` (B, K, 6): the base wrench (torque, force) and its derivatives; returns False,
+    computing nothing, when the rows it reads hold a NaN or an infinity.
     """
     B = jet.shape[0]
     n = screws.shape[0]
@@ -477,8 +505,13 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, jet, VR, 
     V1, G1, W1 = np.empty((n, K + 1, 6)), np.empty((n, K, 3)), np.empty((n, K, 6))
     h1, wc1, E1 = np.empty((K, 6)), np.empty(K + 1), np.empty((3, 3))
     WR, hb = np.empty((K, 6)), np.empty((K + 1, 6))
+    VR, GR = np.empty((B, K + 1, 6)), np.empty((B, K, 3))
     M = base_inertia
     for b in range(B):
+        for k in range(K + 1):
+            for r in range(6):
+                VR[b, k, r] = vbase[b, k, r] / fact[k]
+        _gravity_jet(quat, gravity, VR, GR, b, K)
         WR[:] = 0.0
         _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
                   V1, G1, W1, h1, wc1, E1, VR, GR, WR)

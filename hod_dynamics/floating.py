@@ -56,9 +56,8 @@ def split_configuration(model, q, name="q"):
         raise InputError(f"{name} holds a non-finite value at index {bad} ({what})")
     quat = q[..., 3:7]
     norm = np.sqrt(np.einsum("...i,...i->...", quat, quat))
-    bad = np.argwhere(~(np.abs(norm - 1.0) <= QUATERNION_TOLERANCE))
-    if len(bad):
-        at = tuple(bad[0].tolist())
+    if not np.all(np.abs(norm - 1.0) <= QUATERNION_TOLERANCE):
+        at = tuple(np.argwhere(~(np.abs(norm - 1.0) <= QUATERNION_TOLERANCE))[0].tolist())
         raise InputError(f"{name}: base quaternion (qx, qy, qz, qw) = {quat[at].tolist()} at "
                          f"batch index {at} has norm {norm[at]:.6g}; it must be a unit quaternion "
                          f"(|norm - 1| <= {QUATERNION_TOLERANCE})")
@@ -156,19 +155,33 @@ def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None
     compiled = resolve_backend(backend) == "numba"
     _, quat, joints = split_configuration(model, q)
     vjet = check_velocity(model, vjet, "vjet", order + 2)
-    try:
-        batch = np.broadcast_shapes(joints.shape[:-1], vjet.shape[:-2])
-    except ValueError:
-        raise InputError(f"batch shapes do not broadcast: q {np.shape(q)}, vjet {vjet.shape}") from None
     n, K = model.n_dof, order + 1
-    joints = np.broadcast_to(joints, batch + (n,)).reshape(-1, 1, n)
-    quat = np.broadcast_to(quat, batch + (4,)).reshape(-1, 4)
-    vjet = np.broadcast_to(vjet, batch + vjet.shape[-2:]).reshape((-1,) + vjet.shape[-2:])
+    batch = joints.shape[:-1]
+    if batch != vjet.shape[:-2]:
+        try:
+            batch = np.broadcast_shapes(batch, vjet.shape[:-2])
+        except ValueError:
+            raise InputError(f"batch shapes do not broadcast: q {np.shape(q)}, "
+                             f"vjet {vjet.shape}") from None
+        joints = np.broadcast_to(joints, batch + (n,))
+        quat = np.broadcast_to(quat, batch + (4,))
+        vjet = np.broadcast_to(vjet, batch + vjet.shape[-2:])
+    joints, quat = joints.reshape(-1, 1, n), quat.reshape(-1, 4)
+    vjet = vjet.reshape((-1,) + vjet.shape[-2:])
     jet = np.concatenate([joints, vjet[:, :, 6:]], axis=1)  # q, qd, ..., q^(order+2)
-    VR = np.ascontiguousarray(np.moveaxis(to_taylor(vjet[:, :, :6]), 0, 1))  # (B, K+1, 6)
-    GR = gravity_taylor(rotation_matrix(quat), model.gravity, VR[:, :, :3], K)
-    tau, base = recursion(model, jet, K, batch, wrenches, compiled, root=(VR, GR))
+    tau, base = recursion(model, jet, K, batch, wrenches, compiled,
+                          root=(np.ascontiguousarray(quat), np.ascontiguousarray(vjet[:, :, :6])))
     return np.concatenate([base, tau], axis=-1).reshape(batch + (K, model.nv))
+
+
+def root_taylor(model, quat, vbase, K):
+    """The base's Taylor coefficients for the recursion: twist ``VR`` (K+1, B, 6) from the
+    derivative rows ``vbase`` (B, K+1, 6), gravity twist ``GR`` (K, B, 6) = (0, -R^T g) and its
+    jet (:func:`gravity_taylor`) from the unit quaternions ``quat`` (B, 4)."""
+    VR = to_taylor(vbase)
+    GR = gravity_taylor(rotation_matrix(quat), model.gravity, np.moveaxis(VR[:, :, :3], 0, 1), K)
+    G6 = np.concatenate([np.zeros(GR.shape), GR], axis=-1)
+    return VR, np.ascontiguousarray(np.moveaxis(G6, 1, 0))
 
 
 def inverse_dynamics_floating(model, q, v, a, wrenches=None):
@@ -265,5 +278,5 @@ def joint_jet(q, vjet):
 
 __all__ = ["BASE_COORDINATES", "BASE_VELOCITIES", "QUATERNION_TOLERANCE", "check_floating",
            "configuration_names", "gravity_taylor", "integrate", "inverse_dynamics_floating",
-           "quaternion_from_matrix", "rotation_matrix", "split_configuration",
+           "quaternion_from_matrix", "root_taylor", "rotation_matrix", "split_configuration",
            "time_derivatives_floating", "velocity_names", "velocity_jet", "joint_jet"]

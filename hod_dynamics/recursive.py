@@ -167,9 +167,9 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
 def recursion(model, flat, K, batch, wrenches, compiled, refuse=None, root=None):
     """The recursion on a flat batch, in blocks of samples (and threads for numba).
 
-    ``flat`` (B, K+1, n): the joint jet q^(0..K); ``root`` (floating base): ``(VR (B, K+1, 6),
-    GR (B, K, 3))`` normalised Taylor coefficients of the base twist and of the linear part of
-    the gravity twist in the base frame. Returns ``(tau (B, K, n), base wrench (B, K, 6) or
+    ``flat`` (B, K+1, n): the joint jet q^(0..K); ``root`` (floating base): ``(quat (B, 4),
+    vbase (B, K+1, 6))`` the unit quaternion of the base and its body twist's derivative rows
+    (:mod:`hod_dynamics.floating`). Returns ``(tau (B, K, n), base wrench (B, K, 6) or
     None)``, derivatives (not coefficients). ``refuse()`` raises the InputError naming a NaN
     the compiled kernel met.
     """
@@ -194,8 +194,9 @@ def recursion(model, flat, K, batch, wrenches, compiled, refuse=None, root=None)
         # the compiled kernel releases the GIL: a large block is shared among threads
         done = map_chunks(chunk, start, stop) if compiled else [chunk(start, stop)]
         if not all(done):
-            refuse()  # names the NaN or infinity the kernel met
-            raise InputError("qjet holds a non-finite value")  # not reached: refuse raises
+            if refuse is not None:
+                refuse()  # names the NaN or infinity the kernel met
+            raise InputError("qjet holds a non-finite value")  # not reached after refuse
     return out, base
 
 
@@ -213,9 +214,10 @@ def _rnea_numpy(model, jet, K, wext, out, root=None):
     if root is None:
         out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
         return True
-    VR, GR, base = root
-    G6 = np.concatenate([np.zeros(GR.shape), GR], axis=-1)
-    tau, W = rnea_taylor(model, c, wc, K, wext, (np.moveaxis(VR, 1, 0), np.moveaxis(G6, 1, 0)))
+    from .floating import root_taylor
+
+    quat, vbase, base = root
+    tau, W = rnea_taylor(model, c, wc, K, wext, root_taylor(model, quat, vbase, K))
     out[...] = from_taylor(tau, jet.shape[:1])
     base[...] = from_taylor(W, jet.shape[:1])
     return True
@@ -227,9 +229,10 @@ def _rnea_numba(model, jet, K, wext, out, root=None):
     wext = _NO_WRENCH if wext is None else kernel_array(wext)
     if root is None:
         return kernels().rnea_jets(*_kernel_model(model), kernel_array(jet), K, wext, out)
-    VR, GR, base = root
-    return kernels().rnea_floating(*_kernel_model(model), model.base_inertia, kernel_array(jet),
-                                   kernel_array(VR), kernel_array(GR), K, wext, out, base)
+    quat, vbase, base = root
+    return kernels().rnea_floating(*_kernel_model(model), model.base_inertia, model.gravity,
+                                   kernel_array(jet), kernel_array(quat), kernel_array(vbase), K,
+                                   wext, out, base)
 
 
 _NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shape[1] > 0
