@@ -346,6 +346,34 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
 
 
 @_njit
+def _jet_finite(jet, rows):
+    """True when rows 0..rows-1 of the jet (B, >=rows, n) hold no NaN or infinity."""
+    for b in range(jet.shape[0]):
+        for r in range(rows):
+            for i in range(jet.shape[2]):
+                if not np.isfinite(jet[b, r, i]):
+                    return False
+    return True
+
+
+@_njit
+def _factorials(m):
+    """(m,) array 0!, 1!, ..., (m-1)!."""
+    fact = np.ones(m)
+    for k in range(1, m):
+        fact[k] = fact[k - 1] * k
+    return fact
+
+
+@_njit
+def _one_by_one_work(n, K):
+    """Work arrays of :func:`_rnea_one`: R, P, V, G, W, h, wc, E."""
+    return (np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 6)),
+            np.empty((n, K, 3)), np.empty((n, K, 6)), np.empty((K, 6)), np.empty(K + 1),
+            np.empty((3, 3)))
+
+
+@_njit
 def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
     one below ``ONE_BY_ONE_BELOW`` samples).
@@ -359,20 +387,13 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     """
     B = jet.shape[0]
     n = screws.shape[0]
-    for b in range(B):
-        for r in range(K + 2):
-            for i in range(n):
-                if not np.isfinite(jet[b, r, i]):
-                    return False
+    if not _jet_finite(jet, K + 2):
+        return False
     L = min(LANES, max(B, 1))
     has_w = wext.shape[1] > 0
-    fact = np.ones(K + 2)
-    for k in range(1, K + 2):
-        fact[k] = fact[k - 1] * k
+    fact = _factorials(K + 2)
     if B < ONE_BY_ONE_BELOW:
-        R, P = np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3))
-        V1, G1, W1 = np.empty((n, K + 1, 6)), np.empty((n, K, 3)), np.empty((n, K, 6))
-        h1, wc1, E1 = np.empty((K, 6)), np.empty(K + 1), np.empty((3, 3))
+        R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
         for b in range(B):
             _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
                       V1, G1, W1, h1, wc1, E1, np.zeros((0, 1, 6)), np.zeros((0, 1, 3)),
@@ -492,18 +513,11 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
     """
     B = jet.shape[0]
     n = screws.shape[0]
-    for b in range(B):
-        for r in range(K + 2):
-            for i in range(n):
-                if not np.isfinite(jet[b, r, i]):
-                    return False
+    if not _jet_finite(jet, K + 2):
+        return False
     has_w = wext.shape[1] > 0
-    fact = np.ones(K + 2)
-    for k in range(1, K + 2):
-        fact[k] = fact[k - 1] * k
-    R, P = np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3))
-    V1, G1, W1 = np.empty((n, K + 1, 6)), np.empty((n, K, 3)), np.empty((n, K, 6))
-    h1, wc1, E1 = np.empty((K, 6)), np.empty(K + 1), np.empty((3, 3))
+    fact = _factorials(K + 2)
+    R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
     WR, hb = np.empty((K, 6)), np.empty((K + 1, 6))
     VR, GR = np.empty((B, K + 1, 6)), np.empty((B, K, 3))
     M = base_inertia

@@ -82,7 +82,10 @@ class PinocchioRobot:
         self.joint_ids = [pm.getJointId(nm) for nm in model.joint_names]
 
     def q(self, q):
-        pq = self.pin.neutral(self.model)
+        return self._joints(self.pin.neutral(self.model), q)
+
+    def _joints(self, pq, q):
+        """Our joint positions q written into Pinocchio's configuration pq."""
         for k in range(len(q)):
             if self.nq[k] == 2:
                 pq[self.qidx[k]], pq[self.qidx[k] + 1] = np.cos(q[k]), np.sin(q[k])
@@ -161,13 +164,7 @@ class FloatingPinocchioRobot(PinocchioRobot):
     def q(self, q):
         pq = self.pin.neutral(self.model)
         pq[:7] = q[:7] / np.r_[1, 1, 1, [np.linalg.norm(q[3:7])] * 4]
-        joints = q[7:]
-        for k in range(len(joints)):
-            if self.nq[k] == 2:
-                pq[self.qidx[k]], pq[self.qidx[k] + 1] = np.cos(joints[k]), np.sin(joints[k])
-            else:
-                pq[self.qidx[k]] = joints[k]
-        return pq
+        return self._joints(pq, q[7:])
 
 
 def floating_pinocchio_robot(name):
