@@ -322,3 +322,20 @@ def test_base_trajectory_gives_exact_twist_jets_and_feedforward():
     assert traj.check_limits(model, dt=0.05).n_samples > 0
     with pytest.raises(hd.TrajectoryError, match="base pose columns"):
         traj.for_model(hd.RobotModel.from_urdf(os.path.join(erd_dir(), ERD_ROBOTS["solo12"][0])))
+
+
+def test_wrench_on_the_base_link_matches_pinocchio():
+    """A wrench on the trunk (the base body itself) and one on a hand, against Pinocchio's fext."""
+    model, pr = floating_pinocchio_robot("talos")
+    q, v, a = random_floating_state(model, np.random.default_rng(5))
+    wrenches = {"base_link": np.r_[1.0, -2.0, 0.5, 30.0, -10.0, 80.0],
+                "torso_2_link": np.r_[0.3, 0.1, -0.2, 5.0, 2.0, -1.0],
+                "arm_left_7_link": np.r_[0.2, 0.4, -0.1, -3.0, 6.0, 9.0]}
+    ours = hd.inverse_dynamics(model, q, v, a, wrenches=wrenches)
+    fext = pr.external_forces(wrenches, q)
+    ref = np.array(pr.pin.rnea(pr.model, pr.data, pr.q(q), pr.v(v), pr.v(a), fext))[pr.vidx]
+    assert rel_err(ours, ref) < 1e-10
+    # the base rows move by exactly the wrench on the trunk (same frame)
+    rest = {k: w for k, w in wrenches.items() if k != "base_link"}
+    diff = hd.inverse_dynamics(model, q, v, a, wrenches=rest) - ours
+    assert rel_err(diff[:6], wrenches["base_link"]) < 1e-12 and np.abs(diff[6:]).max() < 1e-12

@@ -153,6 +153,10 @@ class FeedforwardNode(Node):
                                      tip_links=p["tip_links"] or None,
                                      locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
                                      gravity=p["gravity"])
+        if model.floating:
+            raise HodDynamicsError(f"robot '{model.name}' has a floating base (a floating joint "
+                                   "below its world link), which this node does not stream yet; "
+                                   f"set root_link (e.g. '{model.root_link}') to fix the base")
         actuators = _actuators_from_parameter(p["actuators"], model)
         # one call now compiles (numba backend) and warms the kernels, so the first streamed
         # samples are not late
