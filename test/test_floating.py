@@ -136,6 +136,11 @@ def test_orders_up_to_5_by_finite_differences_on_se3(name, backend):
     fd = np.tensordot(CENTRAL_7, out, axes=(0, 0)) / H
     for k in range(1, order + 1):
         assert rel_err(out[3, k], fd[k - 1]) < 1e-8, k
+    # the planned wrench jet on the trunk that balances the motion: base rows vanish at every order
+    balance = {**wrenches, model.root_link: wrenches[model.root_link] + out[..., :6]}
+    rows = hd.time_derivatives(model, q, vjet, order, wrenches=balance, backend=backend)
+    assert np.abs(rows[..., :6]).max() < 1e-10 * np.abs(out[..., :6]).max()
+    assert rel_err(rows[..., 6:], out[..., 6:]) < 1e-13
     low = hd.time_derivatives(model, q[3], vjet[3, :3], 1, wrenches={
         k: w[3, :2] for k, w in wrenches.items()}, backend=backend)
     assert rel_err(low, out[3, :2]) < 1e-13
@@ -320,6 +325,11 @@ def test_base_trajectory_gives_exact_twist_jets_and_feedforward():
     assert rel_err(result.base_wrench, full[..., :6]) < 1e-15
     assert result.qjet.shape == (7, 5, 12) and result.base_vjet.shape == (7, 4, 6)
     assert traj.check_limits(model, dt=0.05).n_samples > 0
+    # series-elastic knees (ANYdrive-like): theta = q + tau / K on the joints
+    sea = {"FL_KFE": {"type": "sea", "stiffness": 200.0, "motor_inertia": 0.01}}
+    ff = hd.feedforward(model, traj, t, 2, actuators=sea)
+    k = model.joint_index("FL_KFE")
+    assert rel_err(ff.thetajet[:, :3, k], ff.qjet[:, :3, k] + ff.taujet[:, :3, k] / 200.0) < 1e-14
     with pytest.raises(hd.TrajectoryError, match="base pose columns"):
         traj.for_model(hd.RobotModel.from_urdf(os.path.join(erd_dir(), ERD_ROBOTS["solo12"][0])))
 
