@@ -214,7 +214,8 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
 
     names, types, link_names, parents, screws, refs, inertias, limits = ([] for _ in range(8))
     frames = {root_link: (-1, np.eye(4))}
-    base_inertia = _link_inertia(links[root_link])  # used by a floating base only
+    # a fixed base's own inertia is moot (not even validated); a floating base's is its body's
+    base_inertia = _link_inertia(links[root_link]) if floating else None
 
     def kept_children(link):
         return [j for j in child_joints.get(link, []) if keep is None or j.child in keep]
@@ -250,11 +251,10 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
             limits.append(_limits(j))
             T = np.eye(4)
             frames[j.child] = (body, T)
-        link_inertia = transform_inertia(_link_inertia(links[j.child]), T)
         if body >= 0:  # the link's inertia joins its body, in the body frame
-            inertias[body] = inertias[body] + link_inertia
-        else:  # rigidly on the base: moot for a fixed base, part of a floating one
-            base_inertia = base_inertia + link_inertia
+            inertias[body] = inertias[body] + transform_inertia(_link_inertia(links[j.child]), T)
+        elif floating:  # rigidly on a floating base (on a fixed base it is moot)
+            base_inertia = base_inertia + transform_inertia(_link_inertia(links[j.child]), T)
         stack.extend(reversed(kept_children(j.child)))
 
     lim = np.array(limits, dtype=float).reshape(-1, 4)
@@ -264,4 +264,4 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         references=np.array(refs).reshape(-1, 4, 4), inertias=np.array(inertias).reshape(-1, 6, 6),
         gravity=gravity, lower=lim[:, 0], upper=lim[:, 1], velocity_limits=lim[:, 2],
         effort_limits=lim[:, 3], root_link=root_link,
-        frames=frames, floating=floating, base_inertia=base_inertia if floating else None)
+        frames=frames, floating=floating, base_inertia=base_inertia)
