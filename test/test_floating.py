@@ -67,8 +67,10 @@ def test_tau_mass_matrix_partials_match_pinocchio(robot, backend):
         assert rel_err(tau[b], ref[b][0]) < 1e-10
         for ours, theirs in zip(partials, (ref[b][2], ref[b][3], ref[b][1])):
             assert rel_err(ours[b], theirs) < 1e-10
-    # single samples, and the other entry points
+    # single samples, broadcasting, and the other entry points
     assert rel_err(hd.inverse_dynamics(model, q[0], v[0], a[0]), ref[0][0]) < 1e-10
+    spread = hd.inverse_dynamics(model, q[0], v, a[0])  # one configuration, four velocities
+    assert spread.shape == (4, 6 + n) and rel_err(spread[0], ref[0][0]) < 1e-10
     assert rel_err(hd.mass_matrix(model, q[1]), ref[1][1]) < 1e-10
     assert rel_err(hd.mass_matrix(model, q), partials[2]) < 1e-10
     T = pr.pin.computeKineticEnergy(pr.model, pr.data, pr.q(q[2]), pr.v(v[2]))
@@ -153,6 +155,10 @@ def test_backends_agree_on_a_batch():
     a = hd.time_derivatives(model, q, vjet, 3, backend="numpy")
     b = hd.time_derivatives(model, q, vjet, 3, backend="numba")
     assert rel_err(a, b) < 1e-12
+    # a batch large enough to be shared among threads gives the same rows
+    big = hd.time_derivatives(model, np.tile(q, (60, 1)), np.tile(vjet, (60, 1, 1)), 3,
+                              backend="numba")
+    np.testing.assert_array_equal(big[-40:], b)
 
 
 # -- contact wrenches: the base rows are the missing external wrench --------------------------------
