@@ -374,36 +374,22 @@ def _one_by_one_work(n, K):
 
 
 @_njit
-def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
-    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
-    one below ``ONE_BY_ONE_BELOW`` samples).
-
-    ``parents`` (n,) int, ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
-    ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; ``jet`` (B, >=K+2, n)
-    derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
-    with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
-    not coefficients) and returns True; returns False, computing nothing, when the rows it
-    reads hold a NaN or an infinity.
-    """
+def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, floating, quat,
+                gravity, vbase, base):
+    """The recursion of :func:`rnea_jets`, ``LANES`` samples at a time. A floating base
+    (``floating``; see :func:`rnea_floating` for ``quat``, ``gravity``, ``vbase``, ``base``) is
+    body n, with ``inertias`` (n+1, 6, 6) holding its inertia last."""
     B = jet.shape[0]
     n = screws.shape[0]
-    if not _jet_finite(jet, K + 2):
-        return False
     L = min(LANES, max(B, 1))
     has_w = wext.shape[1] > 0
-    fact = _factorials(K + 2)
-    if B < ONE_BY_ONE_BELOW:
-        R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
-        for b in range(B):
-            _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
-                      V1, G1, W1, h1, wc1, E1, np.zeros((0, 1, 6)), np.zeros((0, 1, 3)),
-                      np.zeros((1, 6)))  # a fixed base: no root arrays
-        return True
+    nb = n + 1 if floating else n  # a floating base is body n
     AR = np.empty((n, K + 1, 3, 3, L))
     AP = np.empty((n, K + 1, 3, 3, L))
-    V = np.empty((n, K + 1, 6, L))
-    G = np.empty((n, K, 3, L))  # gravity (0, -g) in body frames: Ad keeps the angular part 0
-    W = np.empty((n, K, 6, L))
+    V = np.empty((nb, K + 1, 6, L))
+    G = np.empty((nb, K, 3, L))  # gravity (0, -g) in body frames: Ad keeps the angular part 0
+    W = np.empty((nb, K, 6, L))
+    VRs, GRs = np.empty((L, K + 1, 6)), np.empty((L, K, 3))
     h = np.empty((K, 6, L))
     wc = np.empty((K + 1, L))
     theta = np.empty(L)
@@ -412,8 +398,28 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     E = np.empty((3, 3))
     for b0 in range(0, B, L):
         S = min(L, B - b0)
+        if floating:  # the base body: its twist and gravity jets, its own wrench
+            for s in range(S):
+                for k in range(K + 1):
+                    for r in range(6):
+                        VRs[s, k, r] = vbase[b0 + s, k, r] / fact[k]
+                _gravity_jet(quat, b0 + s, gravity, VRs, GRs, s, K)
+                for k in range(K + 1):
+                    for r in range(6):
+                        V[n, k, r, s] = VRs[s, k, r]
+                    if k < K:
+                        for r in range(3):
+                            G[n, k, r, s] = GRs[s, k, r]
+            _body_wrench(inertias, n, V, G, h, W, K, S)
+            if has_w:
+                for k in range(K):
+                    for r in range(6):
+                        for s in range(S):
+                            W[n, k, r, s] -= wext[k, b0 + s, n, r]
         for i in range(n):
             p = parents[i]
+            if p < 0 and floating:
+                p = n
             for k in range(K + 1):
                 for s in range(S):
                     wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
@@ -461,20 +467,55 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
                         t += W[i, k, r, s] * screws[i, r]
                     out[b0 + s, k, i] = t * fact[k]
             p = parents[i]
+            if p < 0 and floating:
+                p = n
             if p >= 0:
                 # W_p,k += sum_j Ad_j^T W_i,k-j
                 for k in range(K):
                     for j in range(k + 1):
                         _adT_apply_add(AR, AP, i, j, W, k - j, p, k, S)
+        if floating:
+            for k in range(K):
+                for r in range(6):
+                    for s in range(S):
+                        base[b0 + s, k, r] = W[n, k, r, s] * fact[k]
+
+
+@_njit
+def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
+    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
+    one below ``ONE_BY_ONE_BELOW`` samples).
+
+    ``parents`` (n,) int, ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
+    ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; ``jet`` (B, >=K+2, n)
+    derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
+    with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
+    not coefficients) and returns True; returns False, computing nothing, when the rows it
+    reads hold a NaN or an infinity.
+    """
+    B = jet.shape[0]
+    n = screws.shape[0]
+    if not _jet_finite(jet, K + 2):
+        return False
+    fact = _factorials(K + 2)
+    if B < ONE_BY_ONE_BELOW:
+        R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
+        for b in range(B):
+            _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
+                      V1, G1, W1, h1, wc1, E1, np.zeros((0, 1, 6)), np.zeros((0, 1, 3)),
+                      np.zeros((1, 6)))  # a fixed base: no root arrays
+        return True
+    _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, False,
+                np.zeros((0, 4)), g0[3:], np.zeros((0, 1, 6)), np.zeros((0, 1, 6)))
     return True
 
 
 
 @_njit
-def _gravity_jet(quat, gravity, VR, GR, b, K):
-    """GR[b, k]: Taylor coefficients of -R^T g, R the rotation of the unit quaternion quat[b],
+def _gravity_jet(quat, bq, gravity, VR, GR, b, K):
+    """GR[b, k]: Taylor coefficients of -R^T g, R the rotation of the unit quaternion quat[bq],
     along the base angular velocity coefficients VR[b, :, :3]."""
-    x, y, z, w = quat[b, 0], quat[b, 1], quat[b, 2], quat[b, 3]
+    x, y, z, w = quat[bq, 0], quat[bq, 1], quat[bq, 2], quat[bq, 3]
     g0, g1, g2 = gravity[0], gravity[1], gravity[2]
     # R^T g, R = [[1-2(yy+zz), 2(xy-zw), 2(xz+yw)], [2(xy+zw), 1-2(xx+zz), 2(yz-xw)],
     #             [2(xz-yw), 2(yz+xw), 1-2(xx+yy)]]
@@ -517,6 +558,13 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
         return False
     has_w = wext.shape[1] > 0
     fact = _factorials(K + 2)
+    if B >= ONE_BY_ONE_BELOW:
+        inertias_b = np.empty((n + 1, 6, 6))
+        inertias_b[:n] = inertias
+        inertias_b[n] = base_inertia
+        _rnea_lanes(parents, screws, R0, P0, inertias_b, g0, jet, K, wext, out, fact, True,
+                    quat, gravity, vbase, base)
+        return True
     R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
     WR, hb = np.empty((K, 6)), np.empty((K + 1, 6))
     VR, GR = np.empty((B, K + 1, 6)), np.empty((B, K, 3))
@@ -525,7 +573,7 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
         for k in range(K + 1):
             for r in range(6):
                 VR[b, k, r] = vbase[b, k, r] / fact[k]
-        _gravity_jet(quat, gravity, VR, GR, b, K)
+        _gravity_jet(quat, b, gravity, VR, GR, b, K)
         WR[:] = 0.0
         _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
                   V1, G1, W1, h1, wc1, E1, VR, GR, WR)

@@ -230,7 +230,7 @@ def _rnea_numba(model, jet, K, wext, out, root=None):
     if root is None:
         return kernels().rnea_jets(*_kernel_model(model), kernel_array(jet), K, wext, out)
     quat, vbase, base = root
-    return kernels().rnea_floating(*_kernel_model(model), model.base_inertia, model.gravity,
+    return kernels().rnea_floating(*_kernel_model(model), *_kernel_base(model),
                                    kernel_array(jet), kernel_array(quat), kernel_array(vbase), K,
                                    wext, out, base)
 
@@ -245,6 +245,12 @@ def _kernel_model(model):
     arrays = (model.parents.astype(np.int64), model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3],
               model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
     return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+@per_model
+def _kernel_base(model):
+    """Writable copies of a floating model's base inertia and world gravity for the kernel."""
+    return np.array(model.base_inertia), np.array(model.gravity)
 
 
 def check_order(order):

@@ -151,10 +151,16 @@ def test_orders_up_to_5_by_finite_differences_on_se3(name, backend):
 def test_backends_agree_on_a_batch():
     pytest.importorskip("numba")
     model = floating_pinocchio_robot("solo12")[0]
-    q, vjet = exact_se3_motion(model.n_dof, np.linspace(0, 2, 40), 5, seed=9)
+    t = np.linspace(0, 2, 40)
+    q, vjet = exact_se3_motion(model.n_dof, t, 5, seed=9)
     a = hd.time_derivatives(model, q, vjet, 3, backend="numpy")
-    b = hd.time_derivatives(model, q, vjet, 3, backend="numba")
+    b = hd.time_derivatives(model, q, vjet, 3, backend="numba")  # SIMD lanes (>= 16 samples)
     assert rel_err(a, b) < 1e-12
+    assert rel_err(b[:3], [hd.time_derivatives(model, q[i], vjet[i], 3) for i in range(3)]) < 1e-12
+    wrenches = {"base_link": sinusoid_jet(6, t, 4, seed=1), "HR_FOOT": sinusoid_jet(6, t, 4, 2)}
+    a = hd.time_derivatives(model, q, vjet, 3, wrenches=wrenches, backend="numpy")
+    c = hd.time_derivatives(model, q, vjet, 3, wrenches=wrenches, backend="numba")
+    assert rel_err(a, c) < 1e-12 and np.abs(c - b).max() > 1.0
     # a batch large enough to be shared among threads gives the same rows
     big = hd.time_derivatives(model, np.tile(q, (60, 1)), np.tile(vjet, (60, 1, 1)), 3,
                               backend="numba")
