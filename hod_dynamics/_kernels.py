@@ -374,6 +374,15 @@ def _one_by_one_work(n, K):
 
 
 @_njit
+def _subtract_wext(W, i, wext, b0, K, S):
+    """W[i, k] -= the external wrench coefficients of body i, samples b0 .. b0+S-1 (lanes)."""
+    for k in range(K):
+        for r in range(6):
+            for s in range(S):
+                W[i, k, r, s] -= wext[k, b0 + s, i, r]
+
+
+@_njit
 def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, floating, quat,
                 gravity, vbase, base):
     """The recursion of :func:`rnea_jets`, ``LANES`` samples at a time. A floating base
@@ -412,10 +421,7 @@ def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, 
                             G[n, k, r, s] = GRs[s, k, r]
             _body_wrench(inertias, n, V, G, h, W, K, S)
             if has_w:
-                for k in range(K):
-                    for r in range(6):
-                        for s in range(S):
-                            W[n, k, r, s] -= wext[k, b0 + s, n, r]
+                _subtract_wext(W, n, wext, b0, K, S)
         for i in range(n):
             p = parents[i]
             if p < 0 and floating:
@@ -455,10 +461,7 @@ def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, 
                         _rot_apply_add(AR, i, j, G, p, k - j, G, i, k, S)
             _body_wrench(inertias, i, V, G, h, W, K, S)
             if has_w:
-                for k in range(K):
-                    for r in range(6):
-                        for s in range(S):
-                            W[i, k, r, s] -= wext[k, b0 + s, i, r]
+                _subtract_wext(W, i, wext, b0, K, S)
         for i in range(n - 1, -1, -1):
             for k in range(K):
                 for s in range(S):
