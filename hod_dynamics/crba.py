@@ -8,7 +8,7 @@ the path from body i to the base.
 import numpy as np
 
 from .floating import check_velocity, split_configuration
-from .model import check_state
+from .model import batch_size, check_model, check_state
 from .recursive import joint_adjoint_taylor
 
 
@@ -18,7 +18,7 @@ def mass_matrix(model, q):
     Floating models: q (..., 7+n) -> (..., 6+n, 6+n), the base block first (rows and columns
     (omega, v) of the base body twist, base frame); it depends on the joints only.
     """
-    if model.floating:
+    if check_model(model).floating:
         _, _, joints = split_configuration(model, q)
         return _mass_matrix(model, joints)
     (q,) = check_state(model, q=q)
@@ -30,7 +30,7 @@ def _mass_matrix(model, q):
     batch = q.shape[:-1]
     n = model.n_dof
     f = 6 if model.floating else 0
-    qc = q.reshape(1, -1, n)
+    qc = q.reshape(1, batch_size(batch), n)
     A = joint_adjoint_taylor(model, qc, None, 1)[0]  # (B, n, 6, 6)
     Ic = np.broadcast_to(model.inertias, A.shape).copy()
     At = np.swapaxes(A, -1, -2)
@@ -61,7 +61,7 @@ def kinetic_energy(model, q, qd):
     """Kinetic energy T = 1/2 qd^T M(q) qd (J): q, qd (..., n) -> (...).
 
     Floating models: q (..., 7+n), qd = v (..., 6+n) (base body twist, joint rates)."""
-    if model.floating:
+    if check_model(model).floating:
         v = check_velocity(model, qd, "v")
         return 0.5 * np.einsum("...i,...ij,...j->...", v, mass_matrix(model, q), v)
     q, qd = check_state(model, q=q, qd=qd)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .errors import InputError
 from .floating import inverse_dynamics_floating, time_derivatives_floating
-from .model import check_state
+from .model import check_model, check_state, real_array
 from .recursive import check_order, time_derivatives_recursive
 
 METHODS = ("recursive", "closed_form")
@@ -29,9 +29,9 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
     joint torques.
     """
     if wrenches:
-        wrenches = {k: np.asarray(v, dtype=float)[..., None, :] if np.ndim(v) else v
+        wrenches = {k: real_array(f"wrench on link '{k}'", v)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
-    if model.floating:
+    if check_model(model).floating:
         return inverse_dynamics_floating(model, q, qd, qdd, wrenches)
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     jet = np.stack([q, qd, qdd], axis=-2)
@@ -57,7 +57,7 @@ def time_derivatives(model, qjet, order, *floating_order, method="recursive", wr
     (..., order+1, 6+n): the base wrench (torque, force) in the base frame and the joint
     torques, with their derivatives (recursive method, both backends).
     """
-    if model.floating:
+    if check_model(model).floating:
         if len(floating_order) != 1:
             raise InputError(f"floating model '{model.name}': call time_derivatives(model, q, "
                              "vjet, order) (configuration, velocity jet, order)")

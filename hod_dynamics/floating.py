@@ -28,7 +28,7 @@ import numpy as np
 
 from .errors import InputError
 from .jets import cross, from_taylor, to_taylor
-from .model import all_finite
+from .model import all_finite, batch_size, check_model, real_array
 
 QUATERNION_TOLERANCE = 1e-2  # accepted | |quaternion| - 1 |; within it, normalised silently
 BASE_COORDINATES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
@@ -37,7 +37,7 @@ BASE_VELOCITIES = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_
 
 def check_floating(model, what):
     """Raise InputError unless ``model`` has a floating base (``what`` names the caller)."""
-    if not model.floating:
+    if not check_model(model).floating:
         raise InputError(f"{what} needs a floating-base model; '{model.name}' is fixed to the "
                          "world (build it with RobotModel.from_urdf(..., floating_base=True))")
 
@@ -45,7 +45,7 @@ def check_floating(model, what):
 def split_configuration(model, q, name="q"):
     """Validate a configuration (..., 7 + n): returns (position (..., 3), unit quaternion
     (..., 4) as (qx, qy, qz, qw), joints (..., n)). Raises InputError naming the fault."""
-    q = np.asarray(q, dtype=float)
+    q = real_array(name, q)
     if q.ndim == 0 or q.shape[-1] != model.nq:
         raise InputError(f"{name} must have shape (..., {model.nq}) for floating model "
                          f"'{model.name}' (x, y, z, qx, qy, qz, qw, then joints "
@@ -108,7 +108,7 @@ def quaternion_from_matrix(R):
 
 def check_velocity(model, value, name, rows=None):
     """Validate a velocity (..., 6 + n), or a jet (..., rows, 6 + n); returns a float array."""
-    a = np.asarray(value, dtype=float)
+    a = real_array(name, value)
     nv = model.nv
     ok = a.ndim >= (1 if rows is None else 2) and a.shape[-1] == nv
     if ok and rows is not None:
@@ -166,8 +166,9 @@ def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None
         joints = np.broadcast_to(joints, batch + (n,))
         quat = np.broadcast_to(quat, batch + (4,))
         vjet = np.broadcast_to(vjet, batch + vjet.shape[-2:])
-    joints, quat = joints.reshape(-1, 1, n), quat.reshape(-1, 4)
-    vjet = vjet.reshape((-1,) + vjet.shape[-2:])
+    B = batch_size(batch)
+    joints, quat = joints.reshape(B, 1, n), quat.reshape(B, 4)
+    vjet = vjet.reshape((B,) + vjet.shape[-2:])
     jet = np.concatenate([joints, vjet[:, :, 6:]], axis=1)  # q, qd, ..., q^(order+2)
     tau, base = recursion(model, jet, K, batch, wrenches, compiled,
                           root=(np.ascontiguousarray(quat), np.ascontiguousarray(vjet[:, :, :6])))

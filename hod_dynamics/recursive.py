@@ -20,7 +20,7 @@ from .backend import kernel_array, kernels, map_chunks, resolve_backend
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
                    from_taylor, to_taylor)
-from .model import per_model
+from .model import batch_size, per_model, real_array
 from .spatial import Ad, inverse, screw_exp
 
 
@@ -59,7 +59,7 @@ def _wrench_terms(model, wrenches, batch_shape, K):
     terms = []
     for link, jet in (wrenches or {}).items():
         frame = model.frame(link)
-        W = np.asarray(jet, dtype=float)
+        W = real_array(f"wrench on link '{link}'", jet)
         if W.ndim < 2 or W.shape[-2:] != (K, 6):
             raise InputError(f"wrench on link '{link}' must have shape (..., {K}, 6) (rows "
                              f"W^(0..{K - 1}), (torque, force)), got {W.shape}")
@@ -158,7 +158,7 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     compiled = resolve_backend(backend) == "numba"
     jet = check_jet(model, qjet, order + 3, finite=not compiled)
     batch = jet.shape[:-2]
-    flat = jet.reshape((-1,) + jet.shape[-2:])
+    flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
     out, _ = recursion(model, flat, order + 1, batch, wrenches, compiled,
                        refuse=lambda: check_jet(model, qjet, order + 3))
     return out.reshape(batch + (order + 1, model.n_dof))
