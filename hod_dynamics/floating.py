@@ -26,9 +26,12 @@ certainly a wrong layout (e.g. qw first) or unfilled data, not rounding.
 
 import numpy as np
 
+from .backend import resolve_backend
 from .errors import InputError
 from .jets import cross, from_taylor, to_taylor
 from .model import all_finite, batch_size, check_model, real_array
+from .recursive import recursion
+from .spatial import quaternion_from_matrix, rotation_matrix, skew
 
 QUATERNION_TOLERANCE = 1e-2  # accepted | |quaternion| - 1 |; within it, normalised silently
 BASE_COORDINATES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
@@ -74,38 +77,6 @@ def velocity_names(model):
     return (BASE_VELOCITIES if model.floating else ()) + tuple(model.joint_names)
 
 
-def rotation_matrix(quat):
-    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) = (qx, qy, qz, qw)."""
-    x, y, z, w = np.moveaxis(np.asarray(quat, dtype=float), -1, 0)
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
-    ], -2)
-
-
-def quaternion_from_matrix(R):
-    """Unit quaternions (..., 4) = (qx, qy, qz, qw), qw >= 0, of rotation matrices (..., 3, 3)."""
-    R = np.asarray(R, dtype=float)
-    # Shepperd: take the largest of 4 w^2, 4 x^2, 4 y^2, 4 z^2 as the pivot (well conditioned)
-    tr = np.trace(R, axis1=-2, axis2=-1)
-    d = np.stack([R[..., 0, 0], R[..., 1, 1], R[..., 2, 2], tr], -1)
-    k = np.argmax(d, axis=-1)
-    out = np.empty(R.shape[:-2] + (4,))
-    r = lambda i, j: R[..., i, j]  # noqa: E731
-    cand = [
-        np.stack([1 + 2 * r(0, 0) - tr, r(0, 1) + r(1, 0), r(0, 2) + r(2, 0), r(2, 1) - r(1, 2)], -1),
-        np.stack([r(0, 1) + r(1, 0), 1 + 2 * r(1, 1) - tr, r(1, 2) + r(2, 1), r(0, 2) - r(2, 0)], -1),
-        np.stack([r(0, 2) + r(2, 0), r(1, 2) + r(2, 1), 1 + 2 * r(2, 2) - tr, r(1, 0) - r(0, 1)], -1),
-        np.stack([r(2, 1) - r(1, 2), r(0, 2) - r(2, 0), r(1, 0) - r(0, 1), 1 + tr], -1),
-    ]
-    for i in range(4):
-        sel = k == i
-        out[sel] = cand[i][sel]
-    out /= np.linalg.norm(out, axis=-1, keepdims=True)
-    return np.where(out[..., 3:] < 0, -out, out)
-
-
 def check_velocity(model, value, name, rows=None):
     """Validate a velocity (..., 6 + n), or a jet (..., rows, 6 + n); returns a float array."""
     a = real_array(name, value)
@@ -125,32 +96,12 @@ def check_velocity(model, value, name, rows=None):
     return a
 
 
-def gravity_taylor(R, gravity, omega, K):
-    """Taylor coefficients (B, K, 3) of ``-R^T g`` (gravity as an upward acceleration of the
-    base, in the base frame) along the motion: ``R`` (B, 3, 3) the base orientation now,
-    ``omega`` (B, >=K-1, 3) Taylor coefficients of the base angular velocity (base frame).
-
-    From ``d/dt (R^T g) = -omega x (R^T g)``: ``(k+1) c_{k+1} = -sum_j omega_j x c_{k-j}``.
-    """
-    c = np.empty((R.shape[0], K, 3))
-    c[:, 0] = -np.einsum("bji,j->bi", R, gravity)
-    for k in range(K - 1):
-        acc = cross(omega[:, 0], c[:, k])
-        for j in range(1, k + 1):
-            acc += cross(omega[:, j], c[:, k - j])
-        c[:, k + 1] = -acc / (k + 1)
-    return c
-
-
 def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None):
     """tau^(0..order) (..., order+1, 6+n) of a floating model: base wrench rows then joints.
 
     ``q`` (..., 7+n) the configuration now; ``vjet`` (..., order+2, 6+n) rows v, v', ...,
     v^(order+1); shapes broadcast. See :func:`hod_dynamics.time_derivatives`.
     """
-    from .backend import resolve_backend
-    from .recursive import recursion
-
     check_floating(model, "time_derivatives(model, q, vjet, order)")
     compiled = resolve_backend(backend) == "numba"
     _, quat, joints = split_configuration(model, q)
@@ -175,16 +126,6 @@ def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None
     return np.concatenate([base, tau], axis=-1).reshape(batch + (K, model.nv))
 
 
-def root_taylor(model, quat, vbase, K):
-    """The base's Taylor coefficients for the recursion: twist ``VR`` (K+1, B, 6) from the
-    derivative rows ``vbase`` (B, K+1, 6), gravity twist ``GR`` (K, B, 6) = (0, -R^T g) and its
-    jet (:func:`gravity_taylor`) from the unit quaternions ``quat`` (B, 4)."""
-    VR = to_taylor(vbase)
-    GR = gravity_taylor(rotation_matrix(quat), model.gravity, np.moveaxis(VR[:, :, :3], 0, 1), K)
-    G6 = np.concatenate([np.zeros(GR.shape), GR], axis=-1)
-    return VR, np.ascontiguousarray(np.moveaxis(G6, 1, 0))
-
-
 def inverse_dynamics_floating(model, q, v, a, wrenches=None):
     """(..., 6+n): base wrench (torque, force) in the base frame, then joint torques."""
     v = check_velocity(model, v, "v")
@@ -201,8 +142,6 @@ def integrate(model, q, dv):
     """The configuration reached from ``q`` (..., 7+n) along the tangent ``dv`` (..., 6+n) in
     unit time: base pose ``H exp(dv_base)`` on SE(3) (dv_base = (omega, v) in the base frame),
     joints ``q + dv``. The tangent convention of :func:`hod_dynamics.id_partials`."""
-    from .spatial import skew
-
     p, quat, joints = split_configuration(model, q)
     dv = check_velocity(model, dv, "dv")
     w, u = dv[..., :3], dv[..., 3:6]
@@ -278,6 +217,5 @@ def joint_jet(q, vjet):
 
 
 __all__ = ["BASE_COORDINATES", "BASE_VELOCITIES", "QUATERNION_TOLERANCE", "check_floating",
-           "configuration_names", "gravity_taylor", "integrate", "inverse_dynamics_floating",
-           "quaternion_from_matrix", "root_taylor", "rotation_matrix", "split_configuration",
+           "configuration_names", "integrate", "inverse_dynamics_floating", "split_configuration",
            "time_derivatives_floating", "velocity_names", "velocity_jet", "joint_jet"]

@@ -35,8 +35,9 @@ import numpy as np
 
 from .backend import kernel_array, partials_kernels, resolve_backend
 from .errors import InputError
+from .floating import check_velocity, split_configuration
 from .model import batch_size, check_model, check_state, per_model
-from .spatial import Ad, ad, inverse, screw_exp
+from .spatial import Ad, ad, inverse, rotation_matrix, screw_exp
 
 
 # -- spatial algebra on stacks --------------------------------------------------------------------
@@ -425,8 +426,6 @@ def _floating_partials(model, q, v, a):
     the world-frame formulas hold with the free joint's six columns as one joint whose parent
     is the world (``_state(..., base=6)``).
     """
-    from .floating import check_velocity, rotation_matrix, split_configuration
-
     _, quat, joints = split_configuration(model, q)
     v = check_velocity(model, v, "qd")
     a = check_velocity(model, a, "qdd")

@@ -18,10 +18,10 @@ import numpy as np
 
 from .backend import kernel_array, kernels, map_chunks, resolve_backend
 from .errors import InputError
-from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
+from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet, cross,
                    from_taylor, to_taylor)
 from .model import batch_size, per_model, real_array
-from .spatial import Ad, inverse, screw_exp
+from .spatial import Ad, inverse, rotation_matrix, screw_exp
 
 
 def joint_adjoint_taylor(model, qc, wc, K):
@@ -214,8 +214,6 @@ def _rnea_numpy(model, jet, K, wext, out, root=None):
     if root is None:
         out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
         return True
-    from .floating import root_taylor
-
     quat, vbase, base = root
     tau, W = rnea_taylor(model, c, wc, K, wext, root_taylor(model, quat, vbase, K))
     out[...] = from_taylor(tau, jet.shape[:1])
@@ -251,6 +249,33 @@ def _kernel_model(model):
 def _kernel_base(model):
     """Writable copies of a floating model's base inertia and world gravity for the kernel."""
     return np.array(model.base_inertia), np.array(model.gravity)
+
+
+def gravity_taylor(R, gravity, omega, K):
+    """Taylor coefficients (B, K, 3) of ``-R^T g`` (gravity as an upward acceleration of the
+    base, in the base frame) along the motion: ``R`` (B, 3, 3) the base orientation now,
+    ``omega`` (B, >=K-1, 3) Taylor coefficients of the base angular velocity (base frame).
+
+    From ``d/dt (R^T g) = -omega x (R^T g)``: ``(k+1) c_{k+1} = -sum_j omega_j x c_{k-j}``.
+    """
+    c = np.empty((R.shape[0], K, 3))
+    c[:, 0] = -np.einsum("bji,j->bi", R, gravity)
+    for k in range(K - 1):
+        acc = cross(omega[:, 0], c[:, k])
+        for j in range(1, k + 1):
+            acc += cross(omega[:, j], c[:, k - j])
+        c[:, k + 1] = -acc / (k + 1)
+    return c
+
+
+def root_taylor(model, quat, vbase, K):
+    """The base's Taylor coefficients for the recursion: twist ``VR`` (K+1, B, 6) from the
+    derivative rows ``vbase`` (B, K+1, 6), gravity twist ``GR`` (K, B, 6) = (0, -R^T g) and its
+    jet (:func:`gravity_taylor`) from the unit quaternions ``quat`` (B, 4)."""
+    VR = to_taylor(vbase)
+    GR = gravity_taylor(rotation_matrix(quat), model.gravity, np.moveaxis(VR[:, :, :3], 0, 1), K)
+    G6 = np.concatenate([np.zeros(GR.shape), GR], axis=-1)
+    return VR, np.ascontiguousarray(np.moveaxis(G6, 1, 0))
 
 
 def check_order(order):
