@@ -157,7 +157,7 @@ class FloatingPinocchioRobot(PinocchioRobot):
         self.model, self.data, self.ours = pm, pm.createData(), model
         joints = [pm.joints[pm.getJointId(nm)] for nm in model.joint_names]
         # base (angular, linear) <- Pinocchio (linear, angular), then our joints
-        self.vidx = np.r_[[3, 4, 5, 0, 1, 2], [j.idx_v for j in joints]]
+        self.vidx = np.r_[[3, 4, 5, 0, 1, 2], [j.idx_v for j in joints]].astype(int)
         self.qidx = np.array([j.idx_q for j in joints])
         self.nq = np.array([j.nq for j in joints])
 

@@ -26,7 +26,13 @@ H = 2e-3
 T0 = 0.7
 
 
-@pytest.fixture(scope="module", params=["solo12", "hyq", "talos", "g1", "random18", "random30"])
+BOX = """<robot name="box"><link name="box"><inertial><origin xyz="0.1 -0.05 0.2" rpy="0.3 0 1"/>
+<mass value="2.5"/><inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial>
+</link></robot>"""  # a single free rigid body: no joint at all
+
+
+@pytest.fixture(scope="module",
+                params=["solo12", "hyq", "talos", "g1", "random18", "random30", "box"])
 def robot(request):
     """(our floating model, FloatingPinocchioRobot) for the robots of the acceptance list."""
     name = request.param
@@ -36,7 +42,7 @@ def robot(request):
         path = os.path.join(erd_dir(), HUMANOID)
         model = hd.RobotModel.from_urdf(path, floating_base=True)
         return model, FloatingPinocchioRobot(path, model)
-    text = random_urdf(int(name[6:]), seed=int(name[6:]))
+    text = BOX if name == "box" else random_urdf(int(name[6:]), seed=int(name[6:]))
     model = hd.RobotModel.from_urdf(text, floating_base=True)
     return model, FloatingPinocchioRobot(text, model)
 
