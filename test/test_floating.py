@@ -267,6 +267,10 @@ def test_quaternion_is_normalised_and_bad_ones_are_refused():
         hd.time_derivatives(model, q, 1)
     with pytest.raises(hd.InputError, match="floating base"):
         hd.id_second_partials(model, q, v, a)
+    with pytest.raises(hd.InputError, match="complex"):
+        hd.inverse_dynamics(model, q + 0j, v, a)
+    with pytest.raises(hd.InputError, match="model must be a hod_dynamics RobotModel"):
+        hd.time_derivatives("solo12", q, np.stack([v, a]), 0)
 
 
 def test_integrate_is_the_tangent_of_id_partials():
@@ -363,6 +367,14 @@ def test_wrench_on_the_base_link_matches_pinocchio():
     fext = pr.external_forces(wrenches, q)
     ref = np.array(pr.pin.rnea(pr.model, pr.data, pr.q(q), pr.v(v), pr.v(a), fext))[pr.vidx]
     assert rel_err(ours, ref) < 1e-10
+    # HyQ: a wrench on a link fixed to the trunk (trunk_imu, an offset frame) and on a foot
+    hyq, hpr = floating_pinocchio_robot("hyq")
+    hq, hv, ha = random_floating_state(hyq, np.random.default_rng(6))
+    hw = {"trunk_imu": np.r_[0.5, -1.0, 2.0, 40.0, 10.0, -60.0],
+          "lf_foot": np.r_[0.0, 0.0, 0.0, 5.0, -3.0, 120.0]}
+    fext = hpr.external_forces(hw, hq)
+    ref = np.array(hpr.pin.rnea(hpr.model, hpr.data, hpr.q(hq), hpr.v(hv), hpr.v(ha), fext))
+    assert rel_err(hd.inverse_dynamics(hyq, hq, hv, ha, wrenches=hw), ref[hpr.vidx]) < 1e-10
     # the base rows move by exactly the wrench on the trunk (same frame)
     rest = {k: w for k, w in wrenches.items() if k != "base_link"}
     diff = hd.inverse_dynamics(model, q, v, a, wrenches=rest) - ours
