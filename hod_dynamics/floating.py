@@ -59,7 +59,7 @@ def split_configuration(model, q, name="q"):
         raise InputError(f"{name} holds a non-finite value at index {bad} ({what})")
     quat = q[..., 3:7]
     norm = np.sqrt(np.einsum("...i,...i->...", quat, quat))
-    if not np.all(np.abs(norm - 1.0) <= QUATERNION_TOLERANCE):
+    if not (np.abs(norm - 1.0) <= QUATERNION_TOLERANCE).all():
         at = tuple(np.argwhere(~(np.abs(norm - 1.0) <= QUATERNION_TOLERANCE))[0].tolist())
         raise InputError(f"{name}: base quaternion (qx, qy, qz, qw) = {quat[at].tolist()} at "
                          f"batch index {at} has norm {norm[at]:.6g}; it must be a unit quaternion "
@@ -96,16 +96,19 @@ def check_velocity(model, value, name, rows=None):
     return a
 
 
-def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None):
+def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None, *,
+                              checked=False):
     """tau^(0..order) (..., order+1, 6+n) of a floating model: base wrench rows then joints.
 
     ``q`` (..., 7+n) the configuration now; ``vjet`` (..., order+2, 6+n) rows v, v', ...,
-    v^(order+1); shapes broadcast. See :func:`hod_dynamics.time_derivatives`.
+    v^(order+1); shapes broadcast. See :func:`hod_dynamics.time_derivatives`. ``checked``:
+    the caller validated vjet already.
     """
     check_floating(model, "time_derivatives(model, q, vjet, order)")
     compiled = resolve_backend(backend) == "numba"
     _, quat, joints = split_configuration(model, q)
-    vjet = check_velocity(model, vjet, "vjet", order + 2)
+    if not checked:
+        vjet = check_velocity(model, vjet, "vjet", order + 2)
     n, K = model.n_dof, order + 1
     batch = joints.shape[:-1]
     if batch != vjet.shape[:-2]:
@@ -130,12 +133,13 @@ def inverse_dynamics_floating(model, q, v, a, wrenches=None):
     """(..., 6+n): base wrench (torque, force) in the base frame, then joint torques."""
     v = check_velocity(model, v, "v")
     a = check_velocity(model, a, "a")
-    try:
-        shape = np.broadcast_shapes(v.shape, a.shape)
-    except ValueError:
-        raise InputError(f"batch shapes do not broadcast: v {v.shape}, a {a.shape}") from None
-    vjet = np.stack(np.broadcast_arrays(v, a), axis=-2).reshape(shape[:-1] + (2, shape[-1]))
-    return time_derivatives_floating(model, q, vjet, 0, wrenches)[..., 0, :]
+    if v.shape != a.shape:
+        try:
+            v, a = np.broadcast_arrays(v, a)
+        except ValueError:
+            raise InputError(f"batch shapes do not broadcast: v {v.shape}, a {a.shape}") from None
+    vjet = np.stack([v, a], axis=-2)
+    return time_derivatives_floating(model, q, vjet, 0, wrenches, checked=True)[..., 0, :]
 
 
 def integrate(model, q, dv):
