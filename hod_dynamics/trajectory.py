@@ -241,7 +241,7 @@ class Trajectory:
         names = _check_names(joint_names)
         continuity = _check_continuity(continuity, upper=4)
         t = _check_times(times)
-        y = _check_rows(positions, "positions", names, len(t))
+        y = _align_quaternions(_check_rows(positions, "positions", names, len(t)), names)
         k = continuity + 1
         if len(t) <= k:
             raise TrajectoryError(f"a smoothing fit of degree {k} needs more than {k} samples, "

@@ -379,3 +379,23 @@ def test_wrench_on_the_base_link_matches_pinocchio():
     rest = {k: w for k, w in wrenches.items() if k != "base_link"}
     diff = hd.inverse_dynamics(model, q, v, a, wrenches=rest) - ours
     assert rel_err(diff[:6], wrenches["base_link"]) < 1e-12 and np.abs(diff[6:]).max() < 1e-12
+
+
+def test_recorded_base_poses_with_sign_flips_fit_smoothly():
+    """Recorded quaternions flip sign (q and -q are one rotation); the fit aligns them first."""
+    model = floating_pinocchio_robot("solo12")[0]
+    t = np.linspace(0.0, 2.0, 201)
+    rot = Rotation.from_rotvec(np.c_[0.3 * np.sin(t), 0.2 * t, 0.1 * np.cos(2 * t)])
+    quat = rot.as_quat()
+    quat[::3] *= -1
+    pos = np.c_[0.1 * t, 0.05 * np.sin(t), 0.3 + 0 * t]
+    joints = np.tile([0.0, 0.8, -1.6], (len(t), 4)) + 0.1 * np.sin(t)[:, None]
+    names = hd.floating.BASE_COORDINATES + model.joint_names
+    traj = hd.Trajectory.from_samples(names, t, np.c_[pos, quat, joints], smoothing=0)
+    te = t[50:150] + 0.005  # between the samples
+    q, vjet = traj.floating_jet(model, te, 3)
+    exact = lambda x: Rotation.from_rotvec(np.c_[0.3 * np.sin(x), 0.2 * x, 0.1 * np.cos(2 * x)])  # noqa: E731
+    assert np.abs((Rotation.from_quat(q[:, 3:7]) * exact(te).inv()).magnitude()).max() < 1e-6
+    h = 1e-5  # the body angular velocity of the exact rotation, by a central difference
+    omega = (exact(te - h).inv() * exact(te + h)).as_rotvec() / (2 * h)
+    assert np.abs(vjet[:, 0, :3] - omega).max() < 1e-4
