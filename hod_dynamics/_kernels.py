@@ -291,7 +291,8 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
                                        + R[i, j, r, 0] * x3 + R[i, j, r, 1] * x4
                                        + R[i, j, r, 2] * x5)
                     if k < K:
-                        G[i, k, r] += R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1 + R[i, j, r, 2] * gp2
+                        G[i, k, r] += (R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1
+                                       + R[i, j, r, 2] * gp2)
         # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
         for k in range(K):
             for r in range(6):

@@ -173,7 +173,7 @@ def test_backends_agree_on_a_batch():
     np.testing.assert_array_equal(big[-40:], b)
 
 
-# -- contact wrenches: the base rows are the missing external wrench --------------------------------
+# -- contact wrenches: the base rows are the missing external wrench -----------------------------
 SOLO_FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 
 
@@ -245,7 +245,7 @@ def test_contact_wrenches_balance_the_base(gait):
         assert rel_err(tau[:6], error) < 1e-10
 
 
-# -- configuration handling -------------------------------------------------------------------------
+# -- configuration handling ----------------------------------------------------------------------
 def test_quaternion_is_normalised_and_bad_ones_are_refused():
     model = floating_pinocchio_robot("solo12")[0]
     q, v, a = random_floating_state(model, np.random.default_rng(2))
@@ -317,7 +317,8 @@ def solo_walk_trajectory(model):
     rot = Rotation.from_euler("xyz", rng.normal(scale=0.2, size=(5, 3)))
     quat = rot.as_quat()
     quat[2] *= -1  # the same rotation: the trajectory must align the hemispheres
-    pos = np.c_[0.05 * np.arange(5), rng.normal(scale=0.03, size=(5, 1)), 0.3 + 0.02 * rng.normal(size=5)]
+    pos = np.c_[0.05 * np.arange(5), rng.normal(scale=0.03, size=(5, 1)),
+                0.3 + 0.02 * rng.normal(size=5)]
     joints = np.tile([0.0, 0.8, -1.6], 4) + 0.3 * rng.normal(size=(5, 12))
     names = hd.floating.BASE_COORDINATES + model.joint_names
     return hd.Trajectory.from_waypoints(names[::-1], times, np.c_[pos, quat, joints][:, ::-1],
@@ -394,7 +395,9 @@ def test_recorded_base_poses_with_sign_flips_fit_smoothly():
     traj = hd.Trajectory.from_samples(names, t, np.c_[pos, quat, joints], smoothing=0)
     te = t[50:150] + 0.005  # between the samples
     q, vjet = traj.floating_jet(model, te, 3)
-    exact = lambda x: Rotation.from_rotvec(np.c_[0.3 * np.sin(x), 0.2 * x, 0.1 * np.cos(2 * x)])  # noqa: E731
+    def exact(x):
+        return Rotation.from_rotvec(np.c_[0.3 * np.sin(x), 0.2 * x, 0.1 * np.cos(2 * x)])
+
     assert np.abs((Rotation.from_quat(q[:, 3:7]) * exact(te).inv()).magnitude()).max() < 1e-6
     h = 1e-5  # the body angular velocity of the exact rotation, by a central difference
     omega = (exact(te - h).inv() * exact(te + h)).as_rotvec() / (2 * h)
