@@ -37,7 +37,7 @@ from .backend import kernel_array, partials_kernels, resolve_backend
 from .errors import InputError
 from .floating import check_velocity, split_configuration
 from .model import batch_size, check_model, check_state, per_model
-from .spatial import Ad, ad, inverse, rotation_matrix, screw_exp
+from .spatial import Ad, ad, inverse, rotate_inverse, screw_exp
 
 
 # -- spatial algebra on stacks --------------------------------------------------------------------
@@ -334,11 +334,10 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     twist (omega, v) then the joints. ``dtau_dq`` is the derivative along the tangent of the
     configuration, ``q -> q (+) dq`` with the base pose moved to ``H exp(dq_base)`` (body
     frame, :func:`hod_dynamics.floating.integrate`): Pinocchio's convention, in our
-    (angular, linear) order. They run on the numpy backend.
+    (angular, linear) order.
     """
     if check_model(model).floating:
-        resolve_backend(backend)  # validates the name; floating partials run on numpy
-        return _floating_partials(model, q, qd, qdd)
+        return _floating_partials(model, q, qd, qdd, resolve_backend(backend) == "numba")
     compiled = resolve_backend(backend) == "numba"
     batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
@@ -418,7 +417,7 @@ def _with_free_joint(model):
                       effort_limits=np.full(n + 6, np.inf), root_link=model.root_link)
 
 
-def _floating_partials(model, q, v, a):
+def _floating_partials(model, q, v, a, compiled=False):
     """id_partials of a floating model, computed in the base frame of the moment.
 
     There the base pose is the identity and gravity is ``R^T g``; a tangent step of the base
@@ -435,13 +434,36 @@ def _floating_partials(model, q, v, a):
     except ValueError:
         raise InputError(f"batch shapes do not broadcast: q {np.shape(q)}, qd {v.shape}, "
                          f"qdd {a.shape}") from None
-    flat = lambda x, m: np.broadcast_to(x, batch + (m,)).reshape(batch_size(batch), m)  # noqa: E731
-    R = rotation_matrix(flat(quat, 4))
-    g0 = np.concatenate([np.zeros(R.shape[:1] + (3,)), -np.einsum("bji,j->bi", R, model.gravity)],
-                        axis=-1)
-    qa = np.concatenate([np.zeros(R.shape[:1] + (6,)), flat(joints, model.n_dof)], axis=-1)
-    st = _state(_with_free_joint(model), qa, flat(v, nv), flat(a, nv), g0=g0, base=6)
+    B = batch_size(batch)
+
+    def flat(x, m):
+        return x.reshape(B, m) if x.shape[:-1] == batch else np.broadcast_to(
+            x, batch + (m,)).reshape(B, m)
+
+    g0 = np.zeros((B, 6))
+    g0[:, 3:] = -rotate_inverse(flat(quat, 4), model.gravity)
+    qa = np.zeros((B, nv))
+    qa[:, 6:] = flat(joints, model.n_dof)
+    tree = _with_free_joint(model)
+    if compiled:
+        out = np.empty((3,) + batch + (nv, nv))
+        arrays = _kernel_model(tree)
+        if not partials_kernels().first_partials(
+                *arrays[:1], _clique(tree), *arrays[2:], qa, kernel_array(flat(v, nv)),
+                kernel_array(flat(a, nv)), out.reshape(3, -1, nv, nv), 6, g0):
+            raise InputError("a non-finite value reached the floating partials")  # checked above
+        return tuple(out)
+    st = _state(tree, qa, flat(v, nv), flat(a, nv), g0=g0, base=6)
     return tuple(_assemble(st, wrt).reshape(batch + (nv, nv)) for wrt in ("q", "qd", "qdd"))
+
+
+@per_model
+def _clique(tree):
+    """The ancestor mask of :func:`_with_free_joint`'s tree with the free joint's six columns
+    ancestors of one another (one joint)."""
+    anc = _masks(tree)[0].copy()
+    anc[:6, :6] = True
+    return anc
 
 
 def _second_partials(model, q, qd, qdd):

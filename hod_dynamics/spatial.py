@@ -157,3 +157,11 @@ def quaternion_from_matrix(R):
         out[sel] = cand[i][sel]
     out /= np.linalg.norm(out, axis=-1, keepdims=True)
     return np.where(out[..., 3:] < 0, -out, out)
+
+
+def rotate_inverse(quat, v):
+    """``R^T v`` (..., 3) for unit quaternions (..., 4) = (qx, qy, qz, qw) of R and vectors v
+    (..., 3): ``v - 2 w (u x v) + 2 u x (u x v)`` with ``u = (qx, qy, qz)``, ``w = qw``."""
+    u, w = quat[..., :3], quat[..., 3:]
+    uv = np.cross(u, v)
+    return v - 2.0 * w * uv + 2.0 * np.cross(u, uv)
