@@ -229,8 +229,11 @@ def bench_floating(name, quick):
     add("hd.time_derivatives order 2, numpy backend", Bn, median_time(
         lambda: hd.time_derivatives(model, q[:Bn], vjet2[:Bn], 2, backend="numpy"), BUDGET) / Bn,
         "fd_route")
-    add("hd.id_partials (numpy)", 1,
+    add("hd.id_partials", 1,
         median_time(lambda: hd.id_partials(model, q[0], v[0], a[0]), BUDGET), "rnea_derivatives")
+    add("hd.id_partials, numpy backend", 1, median_time(
+        lambda: hd.id_partials(model, q[0], v[0], a[0], backend="numpy"), BUDGET),
+        "rnea_derivatives")
     add("hd.mass_matrix", 1, median_time(lambda: hd.mass_matrix(model, q[0]), BUDGET),
         "rnea_derivatives")
     return rows
