@@ -13,6 +13,7 @@ import numpy as np
 
 from .dynamics import inverse_dynamics
 from .errors import InputError
+from .floating import check_fixed
 from .model import check_state
 from .partials import id_partials
 
@@ -26,6 +27,7 @@ def forward_dynamics(model, q, qd, tau, *, wrenches=None):
     link frame. Returns qdd (..., n) in rad/s^2 (m/s^2). Raises InputError naming a bad argument
     or a singular mass matrix.
     """
+    check_fixed(model, "forward_dynamics")
     q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
     zero = np.zeros_like(q)
     h = inverse_dynamics(model, q, qd, zero, wrenches=wrenches)

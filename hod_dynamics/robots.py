@@ -6,6 +6,8 @@ under ``hod_dynamics/data/`` (a colcon or pip install also copies the URDFs and 
   link ends).
 - ``iiwa14``: the KUKA LBR iiwa 14 R820 of Müller and Kumar 2021, sec. 6.2, with identified
   inertias.
+- ``solo12``: the Solo 12 quadruped (Open Dynamic Robot Initiative; from example-robot-data,
+  BSD 3-Clause), the floating-base example: ``load_robot("solo12", floating_base=True)``.
 
 Wherever a URDF file or a configuration file is expected (``hod-dynamics info``, ``--urdf``, the
 node's ``urdf_path``, :func:`hod_dynamics.load_actuators`), the name of a shipped one works too.

@@ -75,7 +75,7 @@ def test_each_user_failure_is_one_line_and_exit_2(tmp_path, panda_recording, pan
         ("demo", "--order", "50"): "argument --order: 50 is outside 0..8",
         ("analyze-bag", *bag, "--out", str(tmp_path / "o"), "--order", "3"): "outside 0..2",
         ("demo", "--rate", "nan"): "--rate: nan must be a finite number > 0",
-        ("info", "no_such_robot"): "no shipped robot has that name (shipped: iiwa14, planar_2r)",
+        ("info", "no_such_robot"): "no shipped robot has that name (shipped: iiwa14, planar_2r",
         ("analyze-bag", str(tmp_path / "missing.mcap"), "--urdf", "iiwa14", "--out", str(tmp_path / "o")): "bag not found",
         ("info", "iiwa14", "--lock", "iiwa_joint_7"): "--lock expects JOINT=VALUE",
         ("frobnicate",): "invalid choice: 'frobnicate'",
