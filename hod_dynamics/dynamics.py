@@ -7,29 +7,35 @@ Validation and dispatch only; the algorithms live in :mod:`hod_dynamics.recursiv
 import numpy as np
 
 from .errors import InputError
+from .friction import load_friction
 from .model import check_state
 from .recursive import check_order, time_derivatives_recursive
 
 METHODS = ("recursive", "closed_form")
 
 
-def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
-    """Joint torques/forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum_links J_l^T W_l.
+def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None):
+    """Joint torques/forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum_links J_l^T W_l (+ tau_f).
 
     ``q, qd, qdd`` (..., n) in the model's joint order (rad, rad/s, rad/s^2; m for prismatic);
     any leading batch shape, broadcast together. ``wrenches`` optionally maps URDF link names
     to the wrench (..., 6) = (torque, force) that the environment applies ON that link, in
-    the link frame, torque about the link frame origin. Returns tau (..., n) in N m / N.
+    the link frame, torque about the link frame origin. ``friction``: None (rigid body only),
+    ``"urdf"``, a YAML path, a mapping or a :class:`~hod_dynamics.friction.FrictionModel`
+    (see :func:`~hod_dynamics.friction.load_friction`): adds the joint friction torque
+    tau_f(qd). Returns tau (..., n) in N m / N.
     """
+    fric = load_friction(friction, model)
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     jet = np.stack([q, qd, qdd], axis=-2)
     if wrenches:
         wrenches = {k: np.asarray(v, dtype=float)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
-    return time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
+    tau = time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
+    return tau if fric is None else tau + fric.torque(jet[..., 1, :])
 
 
-def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, backend=None):
+def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, backend=None, friction=None):
     """tau, tau^(1), ..., tau^(order) along a trajectory, exactly.
 
     ``qjet`` (..., order+3, n): rows q, qd, qdd, q^(3), ..., q^(order+2) (any batch shape).
@@ -39,13 +45,22 @@ def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, b
     seed 001 sec. II) or ``"closed_form"`` (seed 001 sec. III / seed 000). ``backend``
     (recursive method) is ``"numba"``, ``"numpy"`` or ``"auto"``; None reads the environment
     variable ``HOD_DYNAMICS_BACKEND``, else auto: numba when installed (see
-    :mod:`hod_dynamics.backend`). Returns (..., order+1, n): rows tau^(0..order).
+    :mod:`hod_dynamics.backend`). ``friction`` as for :func:`inverse_dynamics`: the friction
+    torque's derivatives tau_f^(0..order) (from qd^(0..order), exactly, see
+    :mod:`hod_dynamics.friction`) are added to the rigid-body rows.
+    Returns (..., order+1, n): rows tau^(0..order).
     """
     order = check_order(order)
+    fric = load_friction(friction, model)
     if method == "recursive":
-        return time_derivatives_recursive(model, qjet, order, wrenches, backend)
-    if method == "closed_form":
+        tau = time_derivatives_recursive(model, qjet, order, wrenches, backend)
+    elif method == "closed_form":
         from .closed_form import time_derivatives_closed_form
 
-        return time_derivatives_closed_form(model, qjet, order, wrenches)
-    raise InputError(f"method must be one of {METHODS}, got {method!r}")
+        tau = time_derivatives_closed_form(model, qjet, order, wrenches)
+    else:
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
+    if fric is None:
+        return tau
+    # the rigid-body result validated qjet: rows 1..order+1 are qd^(0..order)
+    return tau + fric.jet(np.asarray(qjet, dtype=float)[..., 1:order + 2, :])
