@@ -69,13 +69,17 @@ def _corrupt(path, exc):
 
 @dataclass(frozen=True)
 class JointStates:
-    """Joint states recorded on one topic, sorted by time, m samples, n joints.
+    """Joint states recorded on one topic, in time order, m samples, n joints.
 
     ``joint_names`` (n,) in the order of the recording; ``t`` (m,) s, strictly increasing,
-    relative to ``t0_ns``; ``stamps_ns`` (m,) absolute ns; ``position`` (m, n) rad or m;
-    ``velocity`` / ``effort`` (m, n) (rad/s, N m; m/s, N) or None when the messages have none
-    (NaN rows for the messages that lack them); ``dropped``: messages dropped because their
-    time repeated an earlier one.
+    relative to ``t0_ns``: the sample times of the chosen time base (see
+    :mod:`hod_dynamics.timebase`); ``stamps_ns`` (m,) the header stamps as recorded (the
+    receive time where a stamp is zero); ``position`` (m, n) rad or m; ``velocity`` /
+    ``effort`` (m, n) (rad/s, N m; m/s, N) or None when the messages have none (NaN rows for
+    the messages that lack them); ``dropped``: messages dropped (exact duplicates, or
+    repeated stamps with the header / receive time bases); ``receive_ns`` (m,) the bag's log
+    times or None; ``time_base``: the :class:`~hod_dynamics.timebase.TimeBase` that chose
+    ``t`` (None when the caller gave ``t``).
     """
 
     topic: str
@@ -87,6 +91,15 @@ class JointStates:
     velocity: Optional[np.ndarray]
     effort: Optional[np.ndarray]
     dropped: int = 0
+    receive_ns: Optional[np.ndarray] = None
+    time_base: Optional[object] = None
+
+    def _pick(self, keep, **changes):
+        pick = (lambda a: None if a is None else a[keep])
+        fields = dict(self.__dict__, stamps_ns=self.stamps_ns[keep], t=self.t[keep], position=self.position[keep],
+                      velocity=pick(self.velocity), effort=pick(self.effort), receive_ns=pick(self.receive_ns))
+        fields.update(changes)
+        return JointStates(**fields)
 
     def select(self, start=None, end=None):
         """The samples with ``start <= t <= end`` (s, relative; None: unbounded)."""
@@ -95,9 +108,25 @@ class JointStates:
             keep &= self.t >= start
         if end is not None:
             keep &= self.t <= end
-        pick = (lambda a: None if a is None else a[keep])
-        return JointStates(self.topic, self.joint_names, self.t0_ns, self.stamps_ns[keep], self.t[keep],
-                           self.position[keep], pick(self.velocity), pick(self.effort), self.dropped)
+        return self._pick(keep)
+
+    @property
+    def sample_stamps_ns(self):
+        """(m,) absolute ns of the chosen sample times (t0_ns + t)."""
+        return self.t0_ns + np.round(self.t * 1e9).astype(np.int64)
+
+    def with_time_base(self, mode="auto"):
+        """These samples on the time base ``mode`` (:data:`~hod_dynamics.timebase.MODES`),
+        chosen again from ``stamps_ns``, ``receive_ns`` and the data."""
+        from .timebase import resolve_time_base
+
+        base = resolve_time_base(self.stamps_ns, self.receive_ns, self.position, _payload(self), mode)
+        return self._pick(base.keep, t=base.t, t0_ns=base.t0_ns, time_base=base,
+                          dropped=self.dropped + base.duplicates)
+
+
+def _payload(states):
+    return np.hstack([a for a in (states.position, states.velocity, states.effort) if a is not None])
 
 
 def _stamp_ns(header, receive_ns):
@@ -159,15 +188,22 @@ def _read_topic(path, topic, msgtype, option, visit, progress=None):
     return topic, total
 
 
-def read_joint_states(path, topic=None, *, progress=None):
+def read_joint_states(path, topic=None, *, time_base="auto", progress=None):
     """All ``sensor_msgs/JointState`` messages of ``topic`` in the bag at ``path``.
 
     ``topic`` None picks the only JointState topic. The joint order is that of the first
-    message; later messages are mapped by name. ``progress`` is called as ``progress(done,
-    total)`` while reading. Returns :class:`JointStates`. Raises :class:`InputError` for a
-    missing, corrupt or truncated bag, a missing topic (naming the topics present), a message
-    lacking a joint of the first one, or messages without positions.
+    message; later messages are mapped by name. ``time_base``: how the sample times are
+    chosen, one of ``"auto"``, ``"header"``, ``"receive"``, ``"index"`` (see
+    :func:`~hod_dynamics.timebase.resolve_time_base`). ``progress`` is called as
+    ``progress(done, total)`` while reading. Returns :class:`JointStates`. Raises
+    :class:`InputError` for a missing, corrupt or truncated bag, a missing topic (naming the
+    topics present), a message lacking a joint of the first one, messages without
+    positions, or an unknown time base.
     """
+    from .timebase import MODES
+
+    if time_base not in MODES:
+        raise InputError(f"time base must be one of {list(MODES)}, got {time_base!r}")
     names, data = [], {}   # data: preallocated stamps (total,) and position/velocity/effort (total, n)
 
     def visit(k, total, receive_ns, msg):
@@ -176,11 +212,11 @@ def read_joint_states(path, topic=None, *, progress=None):
                              "messages must fill 'name' to be mapped onto the model")
         if not names:
             names.extend(msg.name)
-            data.update(stamp=np.zeros(total, dtype=np.int64),
+            data.update(stamp=np.zeros(total, dtype=np.int64), receive=np.zeros(total, dtype=np.int64),
                         **{f: np.full((total, len(names)), np.nan) for f in _FIELDS})
         if k >= len(data["stamp"]):   # more messages than the bag's index announced
             for key, a in data.items():
-                data[key] = np.concatenate([a, np.full_like(a, a[0] if key == "stamp" else np.nan)])
+                data[key] = np.concatenate([a, np.full_like(a, a[0] if key in ("stamp", "receive") else np.nan)])
         order = None
         if list(msg.name) != names:
             missing = [nm for nm in names if nm not in msg.name]
@@ -190,6 +226,7 @@ def read_joint_states(path, topic=None, *, progress=None):
             where = {nm: i for i, nm in enumerate(msg.name)}
             order = [where[nm] for nm in names]
         data["stamp"][k] = _stamp_ns(msg.header, receive_ns)
+        data["receive"][k] = receive_ns
         for field in _FIELDS:
             values = getattr(msg, field)
             if len(values) == len(msg.name):   # else: not recorded, stays NaN
@@ -200,17 +237,15 @@ def read_joint_states(path, topic=None, *, progress=None):
     if not names:
         raise InputError(f"topic '{topic}' holds no messages; record joint states or pick another topic")
     count = data.pop("count")
-    stamps, position, velocity, effort = (data[key][:count] for key in ("stamp",) + _FIELDS)
+    stamps, receive, position, velocity, effort = (data[key][:count] for key in ("stamp", "receive") + _FIELDS)
     if np.isnan(position).any():
         raise InputError(f"{topic}: messages without a position for every joint {names}; "
                          "position is needed to fit the trajectory")
-    order = np.argsort(stamps, kind="stable")
-    keep = order[np.r_[True, np.diff(stamps[order]) > 0]]
     # velocities / efforts that no message carries are None rather than all-NaN
-    pick = (lambda a: None if np.isnan(a).all() else a[keep])
-    t0 = int(stamps[keep[0]])
-    return JointStates(topic, tuple(names), t0, stamps[keep], (stamps[keep] - t0) * 1e-9, position[keep],
-                       pick(velocity), pick(effort), len(stamps) - len(keep))
+    states = JointStates(topic, tuple(names), int(stamps[0]), stamps, (stamps - stamps[0]) * 1e-9, position,
+                         None if np.isnan(velocity).all() else velocity,
+                         None if np.isnan(effort).all() else effort, 0, receive)
+    return states.with_time_base(time_base)
 
 
 def read_planned_positions(path, topic, t0_ns):
