@@ -231,11 +231,15 @@ def _fix_slips(k, h, P, stepped):
     stamp, or an early stamp followed by a late one) can count one period too many or too
     few, which shifts every later index. A slip shows as a lasting step of h - P k by a
     multiple of P (an outlier stamp only as a one-sample spike): compare the medians of the
-    windows before and after each large change and undo the step."""
+    windows before and after each large change (over 1 to 3 intervals) and undo the step."""
     e = h - P * k.astype(float)
     w = _STEP_WINDOW
-    for i in np.flatnonzero(np.abs(np.diff(e)) > 0.5 * P):
-        if i in stepped:
+    # a slip may spread over up to three intervals (an early stamp, then a late one)
+    candidates = set()
+    for span in (1, 2, 3):
+        candidates.update((np.flatnonzero(np.abs(e[span:] - e[:-span]) > 0.5 * P) + span - 1).tolist())
+    for i in sorted(candidates):
+        if i in stepped or i >= len(k) - 1:
             continue
         before = np.median(e[max(0, i - w + 1):i + 1])
         after = np.median(e[i + 1:i + 1 + w])
