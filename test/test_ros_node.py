@@ -132,6 +132,26 @@ def test_motor_references_match_the_actuator_layer(harness):
     assert array_from_multiarray(motor_d[-1])[0].shape == (3, 7)
 
 
+def test_friction_parameter_adds_the_friction_jets(harness):
+    friction = "{friction: {iiwa_joint_1: {coulomb: 2.0, viscous: 0.5, offset: 0.1, v_s: 0.05}}}"
+    node = make_node(harness, publish_rate=100.0, friction=friction)
+    model = node.model
+    derivatives = harness.collect(Float64MultiArray, f"{NS}/torque_derivatives")
+    ff = harness.collect(JointTrajectory, f"{NS}/feedforward")
+    pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
+    times, pos = motion(model)
+    pub.publish(trajectory_msg(model.joint_names, times, pos))
+    wait_for(lambda: len(ff) > 40, 15, "feedforward samples")
+    traj = hd.Trajectory.from_waypoints(model.joint_names, times, pos, continuity=4)
+    moving = [m for m in ff if 0.05 < to_seconds(m.points[0].time_from_start) < 0.95][:20]
+    t = np.array([to_seconds(m.points[0].time_from_start) for m in moving])
+    expected = hd.feedforward(model, traj, t, 2, friction=hd.load_friction(friction, model))
+    rigid = hd.feedforward(model, traj, t, 2)
+    np.testing.assert_allclose([m.points[0].effort for m in moving], expected.taujet[:, 0], rtol=1e-9, atol=1e-9)
+    assert np.abs(expected.taujet[:, :, 0] - rigid.taujet[:, :, 0]).max() > 0.1   # joint 1's friction shows
+    assert array_from_multiarray(derivatives[-1])[0].shape == (3, 7)
+
+
 def test_model_from_urdf_path_parameter(harness, tmp_path):
     path = tmp_path / "robot.urdf"
     path.write_text(IIWA_URDF)
