@@ -163,17 +163,20 @@ def _open(path):
     return AnyReader([path], default_typestore=get_typestore(Stores.LATEST))
 
 
-def _read_topic(path, topic, msgtype, option, visit, progress=None):
+def _read_topic(path, topic, msgtype, option, visit, progress=None, raw_hook=None):
     """Call ``visit(k, total, receive_ns, msg)`` for the k-th of ``total`` messages of ``topic`` (checked to be of
     ``msgtype``; None: the only topic of that type, ``option`` names the CLI option that picks
-    it). Returns ``(topic, message count)``; bag failures raise :class:`InputError`."""
+    it); ``raw_hook(k, total, receive_ns, raw)``, when given, sees the serialized message first
+    and returns True when it took it (no ``visit`` then). Returns ``(topic, message count)``;
+    bag failures raise :class:`InputError`."""
     _rosbags()
     try:
         reader = _open(path)
         with reader:
             topic, conns, total = _topic_connections(reader, topic, msgtype, option)
             for k, (conn, receive_ns, raw) in enumerate(reader.messages(connections=conns)):
-                visit(k, total, receive_ns, reader.deserialize(raw, conn.msgtype))
+                if raw_hook is None or not raw_hook(k, total, receive_ns, raw):
+                    visit(k, total, receive_ns, reader.deserialize(raw, conn.msgtype))
                 if progress is not None and k % 4096 == 0:
                     progress(k, total)
     except InputError:
@@ -233,7 +236,33 @@ def read_joint_states(path, topic=None, *, time_base="auto", progress=None):
                 data[field][k] = values if order is None else values[order]
         data["count"] = k + 1
 
-    topic, _ = _read_topic(path, topic, JOINT_STATE, "--joint-states", visit, progress)
+    fast = {"layout": None, "k": [], "raw": []}
+
+    def raw_hook(k, total, receive_ns, raw):
+        # messages laid out byte for byte like the first one (same names, same array sizes)
+        # are decoded together at the end: rosbags' per-message decoding is most of the time
+        # of reading a long recording
+        if k == 0:
+            fast["first"] = bytes(raw)
+            return False
+        if fast["layout"] is None:
+            fast["layout"] = _CdrLayout.of_joint_state(fast["first"]) or False
+        layout = fast["layout"]
+        if not layout or not layout.accepts(raw) or k >= len(data["stamp"]):
+            return False
+        fast["k"].append(k)
+        fast["raw"].append(raw)
+        data["receive"][k] = receive_ns
+        data["count"] = k + 1
+        return True
+
+    topic, _ = _read_topic(path, topic, JOINT_STATE, "--joint-states", visit, progress, raw_hook)
+    if fast["k"]:
+        ks = np.array(fast["k"])
+        stamp, values = fast["layout"].decode(fast["raw"])
+        data["stamp"][ks] = np.where(stamp != 0, stamp, data["receive"][ks])
+        for field, v in values.items():
+            data[field][ks] = v
     if not names:
         raise InputError(f"topic '{topic}' holds no messages; record joint states or pick another topic")
     count = data.pop("count")
@@ -246,6 +275,60 @@ def read_joint_states(path, topic=None, *, time_base="auto", progress=None):
                          None if np.isnan(velocity).all() else velocity,
                          None if np.isnan(effort).all() else effort, 0, receive)
     return states.with_time_base(time_base)
+
+
+class _CdrLayout:
+    """Byte layout of a little-endian CDR sensor_msgs/JointState: where the stamp and the
+    position / velocity / effort doubles sit. Messages of the same length whose other bytes
+    (frame id, names, array sizes) equal the first message's share it."""
+
+    def __init__(self, raw, fixed, arrays):
+        self.length, self.template, self.fixed, self.arrays = len(raw), raw, fixed, arrays
+
+    @classmethod
+    def of_joint_state(cls, raw):
+        """The layout of ``raw`` (bytes), or None for a layout this reader does not handle."""
+        if len(raw) < 16 or raw[1] != 1:        # not little-endian plain CDR
+            return None
+        body = memoryview(raw)[4:]
+
+        def u32(p):
+            return struct.unpack_from("<I", body, p)[0]
+
+        try:
+            p = 8 + 4 + u32(8)                  # stamp, then frame_id (length with the NUL)
+            p += -p % 4
+            count, p = u32(p), p + 4
+            for _ in range(count):
+                p += -p % 4
+                p += 4 + u32(p)
+            fixed, arrays, start = [], {}, 8
+            for field in _FIELDS:
+                p += -p % 4
+                size, p = u32(p), p + 4
+                if size:
+                    p += -p % 8
+                    fixed.append((4 + start, 4 + p))
+                    arrays[field] = (4 + p, size)
+                    start = p = p + 8 * size
+            if p != len(body):
+                return None
+            fixed.append((4 + start, len(raw)))
+        except struct.error:
+            return None
+        return cls(raw, [(a, b) for a, b in fixed if b > a], arrays)
+
+    def accepts(self, raw):
+        return len(raw) == self.length and all(raw[a:b] == self.template[a:b] for a, b in self.fixed)
+
+    def decode(self, raws):
+        """(stamps ns (M,), {field: (M, size) values}) of messages with this layout."""
+        buf = np.frombuffer(b"".join(raws), dtype=np.uint8).reshape(len(raws), self.length)
+        sec = np.ascontiguousarray(buf[:, 4:8]).view("<i4")[:, 0].astype(np.int64)
+        nsec = np.ascontiguousarray(buf[:, 8:12]).view("<u4")[:, 0].astype(np.int64)
+        values = {field: np.ascontiguousarray(buf[:, p:p + 8 * size]).view("<f8")
+                  for field, (p, size) in self.arrays.items()}
+        return sec * 1_000_000_000 + nsec, values
 
 
 def read_planned_positions(path, topic, t0_ns):
@@ -307,6 +390,12 @@ class _McapBag:
 
     def write(self, conn, stamp_ns, msg):
         self.writer.write(conn, int(stamp_ns), self.typestore.serialize_cdr(msg, conn.msgtype))
+
+    def serialize(self, conn, msg):
+        return bytes(self.typestore.serialize_cdr(msg, conn.msgtype))
+
+    def write_raw(self, conn, stamp_ns, data):
+        self.writer.write(conn, int(stamp_ns), data.tobytes())
 
     def __exit__(self, exc_type, *_):
         try:
@@ -393,22 +482,46 @@ def write_derived_bag(path, stamps_ns, joint_names, qjet, taujet, *, progress=No
     if path.exists():
         path.unlink()
     m, K, n = taujet.shape
+    stamps = np.asarray(stamps_ns, dtype=np.int64)
     with _McapBag(path) as bag:
         types = bag.typestore.types
         ff = bag.topic(FEEDFORWARD_TOPIC, JOINT_TRAJECTORY)
         dd = bag.topic(DERIVATIVES_TOPIC, MULTIARRAY)
         layout = multiarray_layout(types, (K, n), ("order", "joint"))
-        array = types[MULTIARRAY]
-        zero = np.zeros(1)
-        for i, stamp in enumerate(np.asarray(stamps_ns, dtype=np.int64)):
-            bag.write(ff, stamp, _trajectory(types, stamp, joint_names, zero, qjet[i, None, 0], qjet[i, None, 1],
-                                             qjet[i, None, 2], taujet[i, None, 0]))
-            bag.write(dd, stamp, array(layout=layout, data=np.ascontiguousarray(taujet[i]).ravel()))
+        # every message of a topic has the same layout: serialise one with marker values, then
+        # put each sample's stamp and numbers at the markers' byte offsets (a per-message
+        # serialisation took most of the time of writing a long recording)
+        marks = [1.0 + np.arange(n) + 100.0 * r for r in range(4)]
+        ff_raw = bag.serialize(ff, _trajectory(types, 0, joint_names, np.zeros(1), *(a[None] for a in marks)))
+        dd_raw = bag.serialize(dd, types[MULTIARRAY](layout=layout, data=1.0 + np.arange(K * n)))
+        ff_rows = _patched(ff_raw, stamps, [(marks[r], qjet[:, r] if r < 3 else taujet[:, 0]) for r in range(4)])
+        dd_rows = _patched(dd_raw, None, [(1.0 + np.arange(K * n), taujet.reshape(m, K * n))])
+        for i in range(m):
+            bag.write_raw(ff, stamps[i], ff_rows[i])
+            bag.write_raw(dd, stamps[i], dd_rows[i])
             if progress is not None and i % 4096 == 0:
                 progress(i, m)
     if progress is not None:
         progress(m, m)
     return path
+
+
+def _patched(template, stamps_ns, arrays):
+    """(m, len(template)) uint8 rows: ``template`` (a serialised CDR message) with the header
+    stamp (when ``stamps_ns`` is given) and, for each (marker values, (m, k) values) of
+    ``arrays``, the doubles found as the marker replaced by each row's values."""
+    m = len(arrays[0][1])
+    rows = np.tile(np.frombuffer(template, dtype=np.uint8), (m, 1))
+    if stamps_ns is not None:
+        sec, nanosec = np.divmod(stamps_ns, 1_000_000_000)
+        rows[:, 4:8] = sec.astype("<i4").view(np.uint8).reshape(m, 4)
+        rows[:, 8:12] = nanosec.astype("<u4").view(np.uint8).reshape(m, 4)
+    for marker, values in arrays:
+        at = template.find(np.asarray(marker, dtype="<f8").tobytes())
+        if at < 0:
+            raise RuntimeError("CDR template without its marker values")   # cannot happen: a bug
+        rows[:, at:at + 8 * len(marker)] = np.ascontiguousarray(values, dtype="<f8").view(np.uint8)
+    return rows
 
 
 def read_derived_bag(path):

@@ -64,8 +64,6 @@ def choose_level(t, y, noise=None, *, derivative=DERIVATIVE, d=PENALTY_ORDER):
     y (m, n) at times t (m,) (see the module docstring). ``noise``: s per joint (scalar or
     (n,)), None: estimated. Uneven spacing is resampled linearly onto the median step for
     this choice only."""
-    from scipy.stats import chi2
-
     t = np.asarray(t, dtype=float)
     y = np.asarray(y, dtype=float)
     h = float(np.median(np.diff(t)))
@@ -80,7 +78,9 @@ def choose_level(t, y, noise=None, *, derivative=DERIVATIVE, d=PENALTY_ORDER):
         S = np.nan_to_num(S / ((2.0 - 2.0 * np.cos(omega * h)) ** WHITEN)[:, None], nan=0.0, posinf=0.0)
     F = len(omega)
     if noise is None:
-        s2 = np.median(S[F // 2:], axis=0) / (chi2.ppf(0.5, dof) / dof)
+        # the median of a chi-square variable with k degrees of freedom, over k
+        # (Wilson and Hilferty 1931): (1 - 2 / (9 k))^3
+        s2 = np.median(S[F // 2:], axis=0) / (1.0 - 2.0 / (9.0 * dof)) ** 3
     else:
         s2 = np.broadcast_to(np.asarray(noise, dtype=float), (y.shape[1],)) ** 2
     # the signal's power: the periodogram averaged over bins about 5 % wide in frequency,
