@@ -68,6 +68,7 @@ class BagAnalysis:
     segments: tuple = ()
     fit: dict = field(default_factory=dict)
     notes: tuple = ()
+    continuous: Optional[np.ndarray] = None   # (n,) bool: continuous joints (positions unwrapped)
 
     @property
     def joint_names(self) -> Tuple[str, ...]:
@@ -79,8 +80,8 @@ class BagAnalysis:
 
     @property
     def position(self):
-        """Measured positions (m, n) in model order."""
-        return self.states.position[:, self.columns]
+        """Measured positions (m, n) in model order (continuous joints unwrapped)."""
+        return _unwrapped(self.states.position[:, self.columns], self.continuous)
 
     @property
     def effort(self):
@@ -137,12 +138,23 @@ class BagAnalysis:
         if self.states.time_base is not None:
             out["time_base"] = self.states.time_base.summary()
         if self.friction is not None:
-            out["friction"] = {"source": self.friction_source, "model": "viscous * qd + coulomb * tanh(qd / v_s) + offset",
+            out["friction"] = {"source": self.friction_source,
+                               "model": "viscous * qd + coulomb * tanh(qd / v_s) + offset",
                                "joints": {nm: {key: float(getattr(self.friction, key)[j])
                                                for key in ("coulomb", "viscous", "offset", "v_s")}
                                           | (self.friction_fit or {}).get(nm, {})
                                           for j, nm in enumerate(self.joint_names)}}
         return out
+
+
+def _unwrapped(q, continuous):
+    """q (m, n) with the 2 pi jumps of the continuous joints' columns removed: a continuous
+    joint's angle may be reported wrapped to (-pi, pi], which a fit must not see as a jump."""
+    if continuous is None or not continuous.any():
+        return q
+    q = q.copy()
+    q[:, continuous] = np.unwrap(q[:, continuous], axis=0)
+    return q
 
 
 def _rms(x):
@@ -271,12 +283,14 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
         result.update(thetajet=thetajet, u=u, elastic=acts.elastic, gear_ratio=acts.gear_ratio)
     return BagAnalysis(states, columns, FeedforwardResult(**result), _planned_at(model, planned, states.t),
                        fric, source if fric is not None else None, fit_stats,
-                       None if fric is None else rigid[:, 0].copy(), tuple(segments), fit, tuple(notes))
+                       None if fric is None else rigid[:, 0].copy(), tuple(segments), fit, tuple(notes),
+                       np.array([ty == "continuous" for ty in model.joint_types]))
 
 
 def _fit_and_dynamics(model, states, columns, inner, smoothing, chunk, progress):
     """q-jets (m, inner+3, n) of the per-segment fits and the rigid-body tau-jets (m, inner+1, n)."""
-    t, q = states.t, states.position[:, columns]
+    t = states.t
+    q = _unwrapped(states.position[:, columns], np.array([ty == "continuous" for ty in model.joint_types]))
     m, n = q.shape
     period = float(np.median(np.diff(t)))
     segments = fit_segments(t, period)

@@ -30,7 +30,6 @@ sorted, repeated stamps dropped), ``"receive"`` (the bag's log times, likewise) 
 """
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 import numpy as np
 

@@ -121,3 +121,20 @@ def test_columns_of_samples_csv_may_carry_units(panda_recording, panda_bags, tmp
         for prefix in ("tau0", "tau1", "tau2", "effort", "residual"):
             assert f"{prefix}_{j}" in cols
     np.testing.assert_allclose(cols[f"residual_{j}"], cols[f"tau0_{j}"] - cols[f"effort_{j}"], atol=1e-8)
+
+
+def test_a_continuous_joint_reported_wrapped_is_unwrapped_before_the_fit():
+    import hod_dynamics as hd
+    from hod_dynamics.bag import JointStates
+    from test_friction import URDF
+
+    model = hd.RobotModel.from_urdf(URDF.format(dyn1="", dyn2="", dyn3=""))
+    t = np.arange(2000) / 500.0
+    q = np.column_stack([0.3 * np.sin(t), 1.5 * t, 0.1 + 0.05 * np.sin(2 * t)])   # j2 turns through 3 pi
+    wrapped = q.copy()
+    wrapped[:, 1] = np.angle(np.exp(1j * q[:, 1]))
+    stamps = 10**18 + np.round(t * 1e9).astype(np.int64)
+    states = JointStates("/js", model.joint_names, int(stamps[0]), stamps, t, wrapped, None, None)
+    result = analysis.analyze_joint_states(model, states, order=1, smoothing=0.0)
+    np.testing.assert_allclose(result.result.qjet[:, 1, 1], 1.5, atol=1e-6)
+    np.testing.assert_allclose(result.position[:, 1], q[:, 1], atol=1e-12)
