@@ -16,7 +16,7 @@ from .closed_form import (coriolis_matrix_derivatives, external_wrench_derivativ
 from .crba import kinetic_energy, mass_matrix
 from .bag import JointStates, read_joint_states
 from .dynamics import inverse_dynamics, time_derivatives
-from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
+from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
 from .feedforward import FeedforwardResult, feedforward
 from .friction import FrictionModel, load_friction, save_friction
 from .model import Frame, RobotModel
@@ -30,7 +30,7 @@ from . import paper_examples  # noqa: F401  re-exported: hd.paper_examples
 __version__ = "0.1.0"
 
 __all__ = [
-    "Frame", "HodDynamicsError", "InputError", "ModelError", "RobotModel", "TrajectoryError",
+    "Frame", "HodDynamicsError", "HodDynamicsWarning", "InputError", "ModelError", "RobotModel", "TrajectoryError",
     "coriolis_matrix_derivatives", "external_wrench_derivatives", "gravity_derivatives",
     "mass_matrix_derivatives",
     "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",

@@ -7,7 +7,7 @@ the path from body i to the base.
 
 import numpy as np
 
-from .model import check_state
+from .model import batch_size, check_state
 from .recursive import joint_adjoint_taylor
 
 
@@ -16,7 +16,7 @@ def mass_matrix(model, q):
     (q,) = check_state(model, q=q)
     batch = q.shape[:-1]
     n = model.n_dof
-    qc = q.reshape(1, -1, n)
+    qc = q.reshape(1, batch_size(batch), n)
     A = joint_adjoint_taylor(model, qc, None, 1)[0]  # (B, n, 6, 6)
     Ic = np.broadcast_to(model.inertias, A.shape).copy()
     At = np.swapaxes(A, -1, -2)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .errors import InputError
 from .friction import load_friction
-from .model import check_state
+from .model import check_state, real_array
 from .recursive import check_order, time_derivatives_recursive
 
 METHODS = ("recursive", "closed_form")
@@ -29,7 +29,7 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None):
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     jet = np.stack([q, qd, qdd], axis=-2)
     if wrenches:
-        wrenches = {k: np.asarray(v, dtype=float)[..., None, :] if np.ndim(v) else v
+        wrenches = {k: real_array(f"wrench on link '{k}'", v)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
     tau = time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
     return tau if fric is None else tau + fric.torque(jet[..., 1, :])

@@ -35,7 +35,7 @@ import numpy as np
 
 from .backend import kernel_array, partials_kernels, resolve_backend
 from .errors import InputError
-from .model import check_state, per_model
+from .model import batch_size, check_state, per_model
 from .spatial import Ad, ad, inverse, screw_exp
 
 
@@ -295,7 +295,8 @@ def _flat(model, finite=True, **arrays):
     """Validated arrays (..., n) -> (batch shape, [contiguous, writable (B, n) arrays])."""
     arrays = check_state(model, finite=finite, **arrays)
     n = model.n_dof
-    return arrays[0].shape[:-1], [kernel_array(a.reshape(-1, n)) for a in arrays]
+    batch = arrays[0].shape[:-1]
+    return batch, [kernel_array(a.reshape(batch_size(batch), n)) for a in arrays]
 
 
 def _refuse_non_finite(model, **arrays):
@@ -319,7 +320,7 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     if compiled:
         out = np.empty((3,) + batch + (n, n))
         if not partials_kernels().first_partials(*_kernel_model(model), *flat,
-                                                 out.reshape(3, -1, n, n)):
+                                                 out.reshape(3, batch_size(batch), n, n)):
             _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
     st = _state(model, *flat)
@@ -346,12 +347,12 @@ def id_second_partials(model, q, qd, qdd, *, backend=None):
     batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     out = np.empty((4,) + batch + (n, n, n))
-    tensors = out.reshape(4, -1, n, n, n)  # a view: the kernels write the result in place
+    tensors = out.reshape(4, batch_size(batch), n, n, n)  # a view: the kernels write the result in place
     if compiled:
         if not partials_kernels().second_partials(*_kernel_model(model), *flat, tensors):
             _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
-    block = max(1, _SECOND_ORDER_BLOCK // n ** 3)
+    block = max(1, _SECOND_ORDER_BLOCK // max(n, 1) ** 3)
     for s in range(0, tensors.shape[1], block):
         tensors[:, s:s + block] = _second_partials(model, *(a[s:s + block] for a in flat))
     return tuple(out)

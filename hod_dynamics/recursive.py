@@ -20,7 +20,7 @@ from .backend import kernel_array, kernels, map_chunks, resolve_backend
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
                    from_taylor, to_taylor)
-from .model import per_model
+from .model import batch_size, per_model, real_array
 from .spatial import Ad, inverse, screw_exp
 
 
@@ -57,7 +57,7 @@ def _wrench_terms(model, wrenches, batch_shape, K):
     terms = []
     for link, jet in (wrenches or {}).items():
         frame = model.frame(link)
-        W = np.asarray(jet, dtype=float)
+        W = real_array(f"wrench on link '{link}'", jet)
         if W.ndim < 2 or W.shape[-2:] != (K, 6):
             raise InputError(f"wrench on link '{link}' must have shape (..., {K}, 6) (rows "
                              f"W^(0..{K - 1}), (torque, force)), got {W.shape}")
@@ -140,7 +140,7 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     batch = jet.shape[:-2]
     K = order + 1
     n = model.n_dof
-    flat = jet.reshape((-1,) + jet.shape[-2:])
+    flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
     B = flat.shape[0]
     terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
     out = np.empty((B, K, n))

@@ -270,7 +270,17 @@ class Trajectory:
         if isinstance(n_derivatives, bool) or not isinstance(n_derivatives, (int, np.integer)) \
                 or n_derivatives < 0:
             raise TrajectoryError(f"n_derivatives must be an integer >= 0, got {n_derivatives!r}")
-        t = np.asarray(t, dtype=float)
+        if n_derivatives > self.spline.k:
+            raise TrajectoryError(
+                f"n_derivatives={n_derivatives} exceeds the degree {self.spline.k} of the "
+                f"trajectory spline (C^{self.continuity}): its derivatives of order above "
+                f"{self.spline.k} are zero between knots and undefined at them; ask for at most "
+                f"{self.spline.k}, or build the trajectory with a higher continuity")
+        try:
+            t = np.asarray(t, dtype=float)
+        except (TypeError, ValueError):
+            raise TrajectoryError(f"evaluation times t must be real numbers, got "
+                                  f"{type(t).__name__} {str(t)[:40]!r}") from None
         if not np.all(np.isfinite(t)):
             raise TrajectoryError("evaluation times must be finite")
         tc = np.clip(t, self.start, self.end)

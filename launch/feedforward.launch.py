@@ -2,7 +2,8 @@
 
     ros2 launch hod_dynamics feedforward.launch.py urdf:=/path/robot.urdf actuators:=actuators_sea
 
-Arguments: ``urdf`` (URDF file; empty: the node reads /robot_description), ``config``
+Arguments: ``urdf`` (URDF or xacro file; empty: the node reads /robot_description),
+``xacro_args`` (xacro arguments ``name:=value`` separated by spaces), ``config``
 (parameter YAML, default share/hod_dynamics/config/feedforward.yaml), ``actuators`` (actuator
 YAML file, or the name of one in share/hod_dynamics/config such as ``actuators_sea``; empty:
 rigid joints), ``friction`` (``urdf``, a friction YAML file such as analyze-bag's friction.yaml, or
@@ -35,6 +36,9 @@ def _feedforward_node(context):
     params["friction"] = friction if friction in ("", "urdf") else _config_file(friction, share)
     if urdf:
         params["urdf_path"] = urdf
+    xacro_args = LaunchConfiguration("xacro_args").perform(context).split()
+    if xacro_args:
+        params["xacro_args"] = xacro_args
     config = _config_file(LaunchConfiguration("config").perform(context), share)
     return [Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
                  namespace=LaunchConfiguration("namespace"), output="screen",
@@ -43,7 +47,8 @@ def _feedforward_node(context):
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("urdf", default_value="", description="URDF file (empty: /robot_description)"),
+        DeclareLaunchArgument("urdf", default_value="", description="URDF or xacro file (empty: /robot_description)"),
+        DeclareLaunchArgument("xacro_args", default_value="", description="xacro arguments name:=value, space-separated"),
         DeclareLaunchArgument("config", default_value="feedforward", description="parameter YAML file or shipped name"),
         DeclareLaunchArgument("actuators", default_value="", description="actuator YAML file or shipped name (empty: rigid)"),
         DeclareLaunchArgument("friction", default_value="",

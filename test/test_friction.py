@@ -102,7 +102,7 @@ def test_urdf_dynamics_tags_are_read_and_a_joint_without_one_has_no_friction():
     assert not bare.damping.any() and not bare.friction.any()
     np.testing.assert_array_equal(hd.inverse_dynamics(bare, q, qd, qdd, friction="urdf"),
                                   hd.inverse_dynamics(bare, q, qd, qdd))
-    with pytest.raises(ModelError, match=r"joint 'j2': <dynamics damping=\"-1(\.0)?\"> must be"):
+    with pytest.raises(ModelError, match=r"joint 'j2' \(line \d+\): <dynamics damping=\"-1(\.0)?\"> must be"):
         hd.RobotModel.from_urdf(URDF.format(dyn1="", dyn2='<dynamics damping="-1"/>', dyn3=""))
 
 

@@ -22,6 +22,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -39,10 +40,11 @@ from trajectory_msgs.msg import JointTrajectory
 from ..actuators import load_actuators
 from ..friction import load_friction
 from ..backend import resolve_backend
-from ..errors import HodDynamicsError
+from ..errors import HodDynamicsError, HodDynamicsWarning
 from ..dynamics import time_derivatives
 from ..feedforward import feedforward, profile, save_csv, save_npz, summary
 from ..model import RobotModel
+from ..urdf import xacro_args_from_strings
 from ..msgfields import stamp_ns
 from ..trajectory import Trajectory
 from .conversions import multiarray, trajectory_msg, waypoints_from_msg
@@ -56,7 +58,9 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
 # name: (type, default, description, read_only, range)
 PARAMETERS = {
     "robot_description": (ParameterType.PARAMETER_STRING, "", "URDF XML of the robot (first source)", True, None),
-    "urdf_path": (ParameterType.PARAMETER_STRING, "", "URDF file (second source; else the robot_description topic)", True, None),
+    "urdf_path": (ParameterType.PARAMETER_STRING, "", "URDF or xacro file (second source; else the robot_description topic)", True, None),
+    "xacro_args": (ParameterType.PARAMETER_STRING_ARRAY, None, "xacro arguments name:=value", True, None),
+    "strict": (ParameterType.PARAMETER_BOOL, True, "unknown URDF elements/attributes are errors (false: warnings)", True, None),
     "root_link": (ParameterType.PARAMETER_STRING, "", "link fixed to the world (default: URDF root)", True, None),
     "tip_links": (ParameterType.PARAMETER_STRING_ARRAY, None, "keep only the chains to these links", True, None),
     "locked_joints": (ParameterType.PARAMETER_STRING_ARRAY, None, "joints frozen rigidly", True, None),
@@ -147,14 +151,19 @@ class FeedforwardNode(Node):
         """Build the model and actuators from a URDF source; raises HodDynamicsError."""
         p = {name: self._param(name) for name in ("root_link", "tip_links", "locked_joints",
                                                   "locked_positions", "gravity", "actuators",
-                                                  "initial_positions", "friction")}
+                                                  "initial_positions", "xacro_args", "strict", "friction")}
         if len(p["locked_joints"]) != len(p["locked_positions"]):
             raise HodDynamicsError(f"locked_joints {p['locked_joints']} and locked_positions "
                                    f"{p['locked_positions']} differ in length")
-        model = RobotModel.from_urdf(source, root_link=p["root_link"] or None,
-                                     tip_links=p["tip_links"] or None,
-                                     locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
-                                     gravity=p["gravity"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", HodDynamicsWarning)
+            model = RobotModel.from_urdf(source, root_link=p["root_link"] or None,
+                                         tip_links=p["tip_links"] or None,
+                                         locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
+                                         gravity=p["gravity"], strict=p["strict"],
+                                         xacro_args=xacro_args_from_strings(p["xacro_args"], "parameter xacro_args"))
+        for w in caught:
+            self.get_logger().warning(f"robot model from {origin}: {w.message}")
         actuators = _actuators_from_parameter(p["actuators"], model)
         friction = load_friction(p["friction"] or None, model)
         # one call now compiles (numba backend) and warms the kernels, so the first streamed
@@ -167,7 +176,7 @@ class FeedforwardNode(Node):
             self.model, self.actuators, self.friction = model, actuators, friction
             if hold is not None:
                 self.active = (hold, self.get_clock().now().nanoseconds)
-        self.get_logger().info(f"robot model from {origin}: {model.n_dof} joints "
+        self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
                                f"{list(model.joint_names)}, order {self.order}, "
                                f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints, "
                                f"{resolve_backend()} backend")
