@@ -276,6 +276,8 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
         fric, fit_stats = fit_friction(qjet[:, 1], states.effort[:, columns] - rigid[:, 0], model.joint_names)
     taujet = rigid if fric is None else rigid + fric.jet(qjet[:, 1:inner + 2])
     notes += _fit_notes(model.joint_names, fit, fit_stats, qjet[:, 1])
+    if friction is None and states.effort is not None:
+        notes += _friction_hint(model.joint_names, qjet[:, 1], states.effort[:, columns] - rigid[:, 0])
     result = dict(joint_names=tuple(model.joint_names), t=states.t, qjet=qjet[:, :order + 3],
                   taujet=taujet[:, :order + 1])
     if acts is not None:
@@ -333,6 +335,18 @@ def _fit_notes(names, fit, fit_stats, qd):
                 notes.append(f"{nm}: the joint moves in one direction (or not at all) most of the time; its "
                              "coulomb and offset are not separable (see their standard errors)")
     return notes
+
+
+def _friction_hint(names, qd, residual):
+    """A note naming the joints whose rigid-body residual a friction fit would shrink by a
+    third or more (a square wave that flips with the velocity, a slope, an offset)."""
+    _, stats = fit_friction(qd, residual, names)
+    shown = [f"{nm} {st['residual_rms_before']:.3g} -> {st['residual_rms_after']:.3g} N m" for nm, st in stats.items()
+             if st["residual_rms_after"] < 2 / 3 * st["residual_rms_before"]]
+    if not shown:
+        return []
+    return [f"the residual of {len(shown)} joints follows the joint velocity like friction (Coulomb, viscous, "
+            f"offset); --friction fit would lower its RMS: {', '.join(shown)}"]
 
 
 def _planned_at(model, planned, t):
