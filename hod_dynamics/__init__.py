@@ -40,4 +40,5 @@ __all__ = [
     "LimitViolation", "Rigid", "SEA", "Trajectory", "VSA", "feedforward", "load_actuators",
     "load_trajectory", "shipped_trajectories",
     "BagAnalysis", "JointStates", "analyze_joint_states", "read_joint_states", "write_report",
+    "FrictionModel", "load_friction", "save_friction",
 ]
