@@ -1,30 +1,29 @@
 """The CSV formatter of :mod:`hod_dynamics.csvtext` compiled by numba: one pass per number
-instead of some sixty array passes, the same bytes (see ``csvtext.format_rows``)."""
+instead of some sixty array passes, rows in parallel threads (every field has the same width,
+so each row's place in the output is known), the same bytes (see ``csvtext.format_rows``)."""
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 
-@njit(cache=True, nogil=True)
-def format_rows(x, powers, offset, digits, width, out):
+@njit(cache=True, nogil=True, parallel=True)
+def format_rows(x, powers, offset, digits, width, specials, out):
     """Write the fixed-width fields of x (R, C) into out (R * C * width,) uint8; ``powers``:
-    10.0 ** (k - offset) for k in 0..2 offset (one table, as the numpy version uses)."""
+    10.0 ** (k - offset) for k in 0..2 offset (one table, as the numpy version uses);
+    ``specials`` (3, width - 1) uint8: the right-aligned texts of nan, inf, -inf."""
     R, C = x.shape
-    pos = 0
     top = powers[offset + digits]
     bottom = powers[offset + digits - 1]
-    for r in range(R):
+    for r in prange(R):
         for c in range(C):
+            pos = (r * C + c) * width
             v = x[r, c]
-            a = abs(v)
             if np.isnan(v) or np.isinf(v):
-                text = "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+                which = 0 if np.isnan(v) else (1 if v > 0 else 2)
                 for i in range(width - 1):
-                    out[pos + i] = 32
-                start = pos + width - 1 - len(text)
-                for i in range(len(text)):
-                    out[start + i] = ord(text[i])
+                    out[pos + i] = specials[which, i]
             else:
+                a = abs(v)
                 normal = a > 1e-290
                 e = np.floor(np.log10(a)) if normal else 0.0
                 mant = 0.0
@@ -51,5 +50,3 @@ def format_rows(x, powers, offset, digits, width, out):
                 out[o + 3] = np.uint8(ae // 10 % 10 + 48)
                 out[o + 4] = np.uint8(ae % 10 + 48)
             out[pos + width - 1] = 10 if c == C - 1 else 44
-            pos += width
-    return pos

@@ -195,15 +195,13 @@ def fit_friction(qd, residual, joint_names, v_s=DEFAULT_VS):
     as if the samples were independent) and ``residual_rms_before`` / ``residual_rms_after``
     (N m). NaN residuals (samples without effort) are left out.
     """
-    from scipy.optimize import lsq_linear
-
     n = len(joint_names)
     params, stats = np.zeros((3, n)), {}
     for j, name in enumerate(joint_names):
         ok = np.isfinite(residual[:, j])
         r = residual[ok, j]
         X = np.column_stack([np.tanh(qd[ok, j] / v_s), qd[ok, j], np.ones(ok.sum())])
-        p = lsq_linear(X, r, bounds=([0.0, 0.0, -np.inf], [np.inf, np.inf, np.inf])).x
+        p = _bounded_least_squares(X.T @ X, X.T @ r)
         after = r - X @ p
         dof = max(len(r) - 3, 1)
         cov = np.linalg.pinv(X.T @ X) * (after @ after) / dof
@@ -212,6 +210,21 @@ def fit_friction(qd, residual, joint_names, v_s=DEFAULT_VS):
         stats[name] = {"coulomb_se": float(se[0]), "viscous_se": float(se[1]), "offset_se": float(se[2]),
                        "residual_rms_before": _rms(r), "residual_rms_after": _rms(after)}
     return FrictionModel(tuple(joint_names), params[0], params[1], params[2], np.full(n, v_s)), stats
+
+
+def _bounded_least_squares(A, b):
+    """argmin |X p - r|^2 over p = (coulomb, viscous, offset) with coulomb, viscous >= 0, from
+    the normal equations A = X'X (3, 3), b = X'r: the best of the four active sets (each of the
+    two bounded parameters free or held at 0) whose solution is feasible (a convex problem:
+    that is its minimum)."""
+    best, best_cost = np.zeros(3), np.inf
+    for free in ([0, 1, 2], [1, 2], [0, 2], [2]):
+        p = np.zeros(3)
+        p[free] = np.linalg.lstsq(A[np.ix_(free, free)], b[free], rcond=None)[0]
+        cost = p @ A @ p - 2 * p @ b
+        if p[0] >= 0 and p[1] >= 0 and cost < best_cost - 1e-12 * abs(best_cost if np.isfinite(best_cost) else 0):
+            best, best_cost = p, cost
+    return best
 
 
 def _friction_spec(friction):
@@ -340,7 +353,8 @@ def _fit_notes(names, fit, fit_stats, qd):
 def _friction_hint(names, qd, residual):
     """A note naming the joints whose rigid-body residual a friction fit would shrink by a
     third or more (a square wave that flips with the velocity, a slope, an offset)."""
-    _, stats = fit_friction(qd, residual, names)
+    step = max(1, len(qd) // 50000)           # a hint: a subsample does
+    _, stats = fit_friction(qd[::step], residual[::step], names)
     shown = [f"{nm} {st['residual_rms_before']:.3g} -> {st['residual_rms_after']:.3g} N m" for nm, st in stats.items()
              if st["residual_rms_after"] < 2 / 3 * st["residual_rms_before"]]
     if not shown:

@@ -16,6 +16,7 @@ import numpy as np
 DIGITS = 10
 WIDTH = DIGITS + 8       # sign, d, '.', DIGITS - 1 digits, 'e', sign, 3 exponent digits, separator
 _OFFSET = 330
+_SPECIALS = np.array([np.frombuffer(t.rjust(WIDTH - 1), dtype=np.uint8) for t in (b"nan", b"inf", b"-inf")])
 _POWERS = np.array([float(f"1e{k - _OFFSET}") for k in range(2 * _OFFSET + 1)])   # correctly rounded, shared
 
 
@@ -29,7 +30,7 @@ def format_rows(values, backend=None):
         from ._csv_kernel import format_rows as kernel
 
         out = np.empty(x.size * WIDTH, dtype=np.uint8)
-        kernel(x, _POWERS, _OFFSET, DIGITS, WIDTH, out)
+        kernel(x, _POWERS, _OFFSET, DIGITS, WIDTH, _SPECIALS, out)
         return out.tobytes()
     return _format_numpy(x)
 
@@ -65,9 +66,9 @@ def _format_numpy(x):
     out[o + 2] = (np.floor(ae / 100.0) + ord("0")).astype(np.uint8)
     out[o + 3] = (np.floor(ae / 10.0) % 10 + ord("0")).astype(np.uint8)
     out[o + 4] = (ae % 10 + ord("0")).astype(np.uint8)
-    for mask, text in ((np.isnan(x), b"nan"), (np.isposinf(x), b"inf"), (np.isneginf(x), b"-inf")):
+    for mask, text in zip((np.isnan(x), np.isposinf(x), np.isneginf(x)), _SPECIALS):
         if mask.any():
-            for i, ch in enumerate(text.rjust(WIDTH - 1)):
+            for i, ch in enumerate(text):
                 out[i][mask] = ch
     out[WIDTH - 1] = ord(",")
     out[WIDTH - 1, :, -1] = ord("\n")
