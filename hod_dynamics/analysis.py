@@ -283,7 +283,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         qjet, rigid, segments, fit = _fit_and_dynamics(model, states, columns, inner, smoothing, chunk, progress)
-    notes += _warning_notes(caught)
+    notes += warning_notes(caught)
     fit_stats = None
     if friction == "fit":
         fric, fit_stats = fit_friction(qjet[:, 1], states.effort[:, columns] - rigid[:, 0], model.joint_names)
@@ -327,13 +327,13 @@ def _fit_and_dynamics(model, states, columns, inner, smoothing, chunk, progress)
     return qjet, rigid, segments, fit
 
 
-def _warning_notes(caught):
+def warning_notes(caught):
     """One line per kind of library warning met while fitting (they never reach the terminal)."""
     kinds = {}
     for w in caught:
         key = (w.category.__name__, str(w.message).split("\n")[0][:120])
         kinds[key] = kinds.get(key, 0) + 1
-    return [f"{count} x {cat} while fitting: {msg}" for (cat, msg), count in kinds.items()]
+    return [f"{count} x {cat}: {msg}" for (cat, msg), count in kinds.items()]
 
 
 def _fit_notes(names, fit, fit_stats, qd):

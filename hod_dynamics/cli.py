@@ -148,22 +148,29 @@ def cmd_analyze_bag(args):
 
         friction = load_friction(friction, model)   # a bad file fails before the bag is read
     show = not args.no_progress
-    states = read_joint_states(args.bag, args.joint_states, time_base=args.time_base,
-                               progress=_Progress("reading", show))
-    states = states.select(args.start, args.end)
-    planned = None
-    if args.trajectory_topic:
-        planned = read_planned_positions(args.bag, args.trajectory_topic, states.t0_ns)
-    start = time.perf_counter()
-    result = analyze_joint_states(model, states, order=args.order, actuators=args.actuators, smoothing=args.smoothing,
-                                  planned=planned, progress=_Progress("analysing", show),
-                                  friction=args.friction if friction in ("fit", "urdf") else friction)
-    if result.friction is not None and args.friction not in ("fit", "urdf"):
-        result = _with_source(result, os.path.basename(args.friction))
-    elapsed = time.perf_counter() - start
-    paths = write_report(result, args.out, plots=not args.no_plot, derived_bag=not args.no_derived_bag,
-                         progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
-    for line in summary_lines(result, model, elapsed):
+    # library warnings (numpy, scipy, matplotlib, rosbags) never reach the terminal: each kind
+    # becomes one note line of the summary
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        states = read_joint_states(args.bag, args.joint_states, time_base=args.time_base,
+                                   progress=_Progress("reading", show))
+        states = states.select(args.start, args.end)
+        planned = None
+        if args.trajectory_topic:
+            planned = read_planned_positions(args.bag, args.trajectory_topic, states.t0_ns)
+        start = time.perf_counter()
+        result = analyze_joint_states(model, states, order=args.order, actuators=args.actuators,
+                                      smoothing=args.smoothing, planned=planned, progress=_Progress("analysing", show),
+                                      friction=args.friction if friction in ("fit", "urdf") else friction)
+        if result.friction is not None and args.friction not in ("fit", "urdf"):
+            result = _with_source(result, os.path.basename(args.friction))
+        elapsed = time.perf_counter() - start
+        paths = write_report(result, args.out, plots=not args.no_plot, derived_bag=not args.no_derived_bag,
+                             progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
+        lines = summary_lines(result, model, elapsed)
+    from .analysis import warning_notes
+
+    for line in lines + [f"note: {note}" for note in warning_notes(caught)]:
         print(line)
     for path in paths:
         print(f"wrote {path}")

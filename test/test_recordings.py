@@ -139,3 +139,16 @@ def test_friction_fit_without_efforts_exits_2_with_one_line(runs, tmp_path, caps
     err = _error(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(tmp_path / "o"), "--friction",
                   str(tmp_path / "missing.yaml"), "--no-progress"], capsys)
     assert "no such file" in err
+
+
+def test_no_library_warning_reaches_the_terminal(runs, tmp_path, capfd):
+    import warnings
+
+    rec, bag, _ = runs[2]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cli.main(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(tmp_path / "o"), "--friction",
+                         "fit", "--no-plot", "--no-progress"]) == 0
+    assert caught == []
+    err = capfd.readouterr().err
+    assert "Warning" not in err and err == "", err
