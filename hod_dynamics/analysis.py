@@ -409,17 +409,28 @@ def write_samples_csv(analysis, path, *, rows_per_write=4000):
 _QUANTITIES = [("tau", "tau", "N m"), ("tau_dot", "tau_dot", "N m/s"), ("tau_ddot", "tau_ddot", "N m/s^2")]
 
 
-def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, title=""):
+def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, title="", timings=None):
     """Write ``samples.csv``, ``summary.json``, the PNG plots (``tau.png`` model vs measured,
     ``tau_dot.png``, ``tau_ddot.png`` up to the order, ``residual.png``, and with friction
     ``friction.png``, the friction curves), ``friction.yaml`` when the friction was fitted,
     and ``derived.mcap`` (see :func:`~hod_dynamics.bag.write_derived_bag`) into the folder
-    ``out``. Returns the list of paths written."""
+    ``out``. ``timings``: a dict to receive the seconds spent on each kind of output. Returns
+    the list of paths written."""
     import json
     import os
+    import time
+
+    clock = [time.perf_counter()]
+
+    def lap(name):
+        now = time.perf_counter()
+        if timings is not None:
+            timings[name] = now - clock[0]
+        clock[0] = now
 
     os.makedirs(out, exist_ok=True)
     paths = [write_samples_csv(analysis, os.path.join(out, "samples.csv"))]
+    lap("samples.csv")
     summary = analysis.summary()
     summary["joint_names"] = list(analysis.joint_names)
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
@@ -427,6 +438,7 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, 
     paths.append(os.path.join(out, "summary.json"))
     if analysis.friction_source == "fit":
         paths.append(write_friction_yaml(analysis, os.path.join(out, "friction.yaml")))
+    lap("summary.json, friction.yaml")
     r = analysis.result
     if plots:
         from .plots import plot_friction_curves, plot_joint_series
@@ -443,11 +455,13 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, 
         if analysis.friction is not None and analysis.effort is not None:
             paths.append(plot_friction_curves(r.qjet[:, 1], analysis.effort - analysis.rigid_tau, analysis.friction,
                                               analysis.joint_names, os.path.join(out, "friction.png"), title=title))
+        lap("plots")
     if derived_bag:
         from .bag import write_derived_bag
 
         paths.append(str(write_derived_bag(os.path.join(out, "derived.mcap"), analysis.states.sample_stamps_ns,
                                            analysis.joint_names, r.qjet, r.taujet, progress=progress)))
+        lap("derived.mcap")
     return paths
 
 
