@@ -416,7 +416,6 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, 
     and ``derived.mcap`` (see :func:`~hod_dynamics.bag.write_derived_bag`) into the folder
     ``out``. ``timings``: a dict to receive the seconds spent on each kind of output. Returns
     the list of paths written."""
-    import json
     import os
     import time
 
@@ -428,9 +427,36 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, 
             timings[name] = now - clock[0]
         clock[0] = now
 
+    from concurrent.futures import ThreadPoolExecutor
+
     os.makedirs(out, exist_ok=True)
-    paths = [write_samples_csv(analysis, os.path.join(out, "samples.csv"))]
-    lap("samples.csv")
+    # samples.csv (hundreds of MB for a long recording) is formatted (compiled code, without
+    # the GIL) and written to disk in a thread while the plots and the bag are made
+    pool = ThreadPoolExecutor(max_workers=1)
+    csv_job = pool.submit(_timed, write_samples_csv, analysis, os.path.join(out, "samples.csv"))
+    try:
+        paths = _write_others(analysis, out, plots, derived_bag, progress, title, lap)
+    finally:
+        csv_path, seconds = csv_job.result()
+        pool.shutdown()
+    if timings is not None:
+        timings["samples.csv (in a thread meanwhile)"] = seconds
+    return [csv_path] + paths
+
+
+def _timed(func, *args):
+    import time
+
+    start = time.perf_counter()
+    return func(*args), time.perf_counter() - start
+
+
+def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
+    """Everything of :func:`write_report` but samples.csv; returns the paths written."""
+    import json
+    import os
+
+    paths = []
     summary = analysis.summary()
     summary["joint_names"] = list(analysis.joint_names)
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
