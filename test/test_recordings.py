@@ -152,3 +152,15 @@ def test_no_library_warning_reaches_the_terminal(runs, tmp_path, capfd):
     assert caught == []
     err = capfd.readouterr().err
     assert "Warning" not in err and err == "", err
+
+
+def test_a_step_of_the_recording_clock_moves_no_sample(tmp_path):
+    rec = Recording(seed=3, duration=10.0, clock_step=(6.0, -2.5))     # NTP sets the PC clock back
+    states = read_joint_states(rec.write(tmp_path / "stepped"))
+    steps = states.time_base.clock_steps
+    # the first sample at or after 6 s follows the 6 samples dropped at 6.0 s
+    assert len(steps) == 1 and abs(steps[0]["t"] - 6.03) < 1e-4 and abs(steps[0]["jump"] + 2.5) < 1e-3
+    # the grid, its period fitted on the two stretches of stamps (to 1e-6 here)
+    np.testing.assert_allclose(states.t, rec.t, atol=1e-4)
+    result = analyze_joint_states(rec.model, states)
+    assert np.all(_per_joint_rms(result.result.taujet[:, 0], rec.taujet[:, 0]) < 0.01 * np.ptp(rec.effort, axis=0))
