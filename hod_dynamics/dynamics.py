@@ -7,8 +7,9 @@ Validation and dispatch only; the algorithms live in :mod:`hod_dynamics.recursiv
 import numpy as np
 
 from .errors import InputError
+from .floating import inverse_dynamics_floating, time_derivatives_floating
 from .friction import load_friction
-from .model import check_state, real_array
+from .model import check_model, check_state, real_array
 from .recursive import check_order, time_derivatives_recursive
 
 METHODS = ("recursive", "closed_form")
@@ -23,19 +24,31 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None):
     the link frame, torque about the link frame origin. ``friction``: None (rigid body only),
     ``"urdf"``, a YAML path, a mapping or a :class:`~hod_dynamics.friction.FrictionModel`
     (see :func:`~hod_dynamics.friction.load_friction`): adds the joint friction torque
-    tau_f(qd). Returns tau (..., n) in N m / N.
+    tau_f(qd) (on a floating model, to the joint rows). Returns tau (..., n) in N m / N.
+
+    Floating models (:mod:`hod_dynamics.floating`): ``inverse_dynamics(model, q, v, a)`` with
+    q (..., 7+n), v and a (..., 6+n) returns (..., 6+n): the base wrench (torque, force) in
+    the base frame that the motion needs (the *missing external wrench*: zero for a
+    physically consistent motion whose contact wrenches are all in ``wrenches``), then the
+    joint torques.
     """
-    fric = load_friction(friction, model)
-    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
-    jet = np.stack([q, qd, qdd], axis=-2)
     if wrenches:
         wrenches = {k: real_array(f"wrench on link '{k}'", v)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
+    fric = load_friction(friction, check_model(model))
+    if model.floating:
+        tau = inverse_dynamics_floating(model, q, qd, qdd, wrenches)
+        if fric is not None:   # the joint rows; v = (base twist, joint rates)
+            tau[..., 6:] += fric.torque(np.asarray(qd, dtype=float)[..., 6:])
+        return tau
+    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
+    jet = np.stack([q, qd, qdd], axis=-2)
     tau = time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
     return tau if fric is None else tau + fric.torque(jet[..., 1, :])
 
 
-def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, backend=None, friction=None):
+def time_derivatives(model, qjet, order, *floating_order, method="recursive", wrenches=None,
+                     backend=None, friction=None):
     """tau, tau^(1), ..., tau^(order) along a trajectory, exactly.
 
     ``qjet`` (..., order+3, n): rows q, qd, qdd, q^(3), ..., q^(order+2) (any batch shape).
@@ -49,7 +62,28 @@ def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, b
     torque's derivatives tau_f^(0..order) (from qd^(0..order), exactly, see
     :mod:`hod_dynamics.friction`) are added to the rigid-body rows.
     Returns (..., order+1, n): rows tau^(0..order).
+
+    Floating models: ``time_derivatives(model, q, vjet, order)`` with ``q`` (..., 7+n) the
+    configuration, ``vjet`` (..., order+2, 6+n) rows v, v', ..., v^(order+1) (base body twist
+    (omega, v) in the base frame and its derivatives, joint rates and theirs); returns
+    (..., order+1, 6+n): the base wrench (torque, force) in the base frame and the joint
+    torques, with their derivatives (recursive method, both backends).
     """
+    if check_model(model).floating:
+        if len(floating_order) != 1:
+            raise InputError(f"floating model '{model.name}': call time_derivatives(model, q, "
+                             "vjet, order) (configuration, velocity jet, order)")
+        if method != "recursive":
+            raise InputError(f"floating models support method='recursive' only, got {method!r}")
+        q, vjet, k = qjet, order, check_order(floating_order[0])    # (model, q, vjet, order)
+        tau = time_derivatives_floating(model, q, vjet, k, wrenches, backend)
+        fric = load_friction(friction, model)
+        if fric is not None:   # the joint rows: the joint rates and their derivatives are vjet[..., 6:]
+            tau[..., 6:] += fric.jet(np.asarray(vjet, dtype=float)[..., :k + 1, 6:])
+        return tau
+    if floating_order:
+        raise InputError(f"time_derivatives(model, qjet, order) takes no fourth positional "
+                         f"argument for the fixed-base model '{model.name}'")
     order = check_order(order)
     fric = load_friction(friction, model)
     if method == "recursive":

@@ -130,3 +130,19 @@ def test_bad_friction_specs_raise_naming_the_joint(iiwa, spec, words):
         load_friction({"friction": spec}, iiwa)
     with pytest.raises(InputError, match=words):
         hd.inverse_dynamics(iiwa, np.zeros(7), np.zeros(7), np.zeros(7), friction={"friction": spec})
+
+
+def test_on_a_floating_model_friction_goes_to_the_joint_rows():
+    model = hd.RobotModel.from_urdf(URDF.format(dyn1='<dynamics damping="0.7" friction="1.5"/>',
+                                                dyn2='<dynamics friction="0.4"/>', dyn3=""), floating_base=True)
+    rng = np.random.default_rng(2)
+    quat = rng.standard_normal(4)
+    q = np.r_[0.1, 0.2, 0.3, quat / np.linalg.norm(quat), 0.2, -0.3, 0.05]
+    vjet = rng.standard_normal((5, 6 + model.n_dof))
+    friction = load_friction("urdf", model)
+    with_f = hd.time_derivatives(model, q, vjet, 3, friction="urdf")
+    rigid = hd.time_derivatives(model, q, vjet, 3)
+    np.testing.assert_array_equal(with_f[:, :6], rigid[:, :6])
+    np.testing.assert_allclose(with_f[:, 6:] - rigid[:, 6:], friction.jet(vjet[:4, 6:]), rtol=1e-12, atol=1e-12)
+    tau = hd.inverse_dynamics(model, q, vjet[0], vjet[1], friction="urdf")
+    np.testing.assert_array_equal(tau, with_f[0])
