@@ -183,6 +183,9 @@ def _with_source(result, source):
     return replace(result, friction_source=source)
 
 
+GAPS_PRINTED = 30
+
+
 def summary_lines(result, model, elapsed):
     """The printed summary of an analysis: sizes, time base, per joint the measured effort and
     the residual (N m and % of the measured range; rigid body and with friction), the friction
@@ -191,8 +194,14 @@ def summary_lines(result, model, elapsed):
     lines = [f"{result.states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
              f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} moving joints); "
              f"fit + dynamics in {elapsed:.2f} s"]
-    if result.states.time_base is not None:
-        lines.append(result.states.time_base.describe())
+    base = result.states.time_base
+    if base is not None:
+        lines.append(base.describe())
+        if base.gaps:
+            shown = ", ".join(f"{g['t']:.4g} s (+{g['missing']})" for g in base.gaps[:GAPS_PRINTED])
+            more = len(base.gaps) - GAPS_PRINTED
+            lines.append(f"gaps (time: samples missing): {shown}" + (f" and {more} more (all in summary.json)"
+                                                                       if more > 0 else ""))
     if len(result.segments) > 1:
         lines.append(f"fitted in {len(result.segments)} segments (gaps longer than the fit bridges)")
     joints = summary["joints"]

@@ -77,6 +77,9 @@ def test_fitted_friction_matches_the_truth_and_leaves_the_sensor_noise(runs, fit
         assert summary["joints"][name]["rigid_residual_rms"] > 2 * after
     # the printed summary: time base, both residuals, the parameters with their standard errors
     assert "time base: grid" in text and "26 gaps (31 samples missing" in text and "1 repeated stamps" in text
+    gaps = summary["time_base"]["gaps"]
+    assert "gaps (time: samples missing): " in text and text.count(" (+") == 26 and "15 s (+6)" in text
+    assert sum(g["missing"] for g in gaps) == 31 and max(g["missing"] for g in gaps) == 6
     assert "rigid-body residual" in text and "with friction" in text and "coulomb 3.0" in text and "+-" in text
     assert summary["time_base"]["source"] == "grid" and len(summary["time_base"]["gaps"]) == 26
     assert (out / "friction.png").stat().st_size > 20000
