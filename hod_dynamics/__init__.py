@@ -22,6 +22,7 @@ from .eom import coriolis_matrix, gravity_torques
 from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
 from .trajectory_feedforward import FeedforwardResult, feedforward, save_csv
 from .forward import forward_dynamics
+from .friction import FrictionModel, load_friction, save_friction
 from .kinematics import frame_jacobian, frame_pose
 from .model import Frame, RobotModel
 from .partials import (id_partials, id_partials_directional, id_second_order_rate,
@@ -45,4 +46,5 @@ __all__ = [
     "LimitViolation", "Rigid", "SEA", "Trajectory", "VSA", "feedforward", "load_actuators",
     "load_trajectory", "save_csv", "share_path", "shipped_trajectories",
     "BagAnalysis", "JointStates", "analyze_joint_states", "read_joint_states", "write_report",
+    "FrictionModel", "load_friction", "save_friction",
 ]
