@@ -16,7 +16,7 @@ call evaluates many trajectory samples without a Python loop over samples.
 
 import numpy as np
 
-from .backend import kernel_array, kernels, map_chunks, resolve_backend
+from .backend import MIN_CHUNK, kernel_array, kernels, map_chunks, resolve_backend
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
                    from_taylor, to_taylor)
@@ -142,8 +142,15 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     n = model.n_dof
     flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
     B = flat.shape[0]
-    terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
     out = np.empty((B, K, n))
+    if compiled and not wrenches and B < 2 * MIN_CHUNK:
+        # the common call (one sample, a controller's or a node's batch): validated once, one
+        # kernel call, no threads (HOD_DYNAMICS_THREADS is read only for batches it splits);
+        # the kernel tests finiteness as it reads
+        if not _rnea_numba(model, flat, K, None, out):
+            _refuse_non_finite(model, qjet, order)
+        return out.reshape(batch + (K, n))
+    terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
     if compiled:
         run, block = _rnea_numba, NUMBA_BLOCK
     else:
@@ -158,9 +165,14 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
         # the compiled kernel releases the GIL: a large block is shared among threads
         done = map_chunks(chunk, start, stop) if compiled else [chunk(start, stop)]
         if not all(done):
-            check_jet(model, qjet, order + 3)  # names the NaN or infinity the kernel met
-            raise InputError("qjet holds a non-finite value")  # not reached: check_jet raises
+            _refuse_non_finite(model, qjet, order)
     return out.reshape(batch + (K, n))
+
+
+def _refuse_non_finite(model, qjet, order):
+    """A compiled kernel met a NaN or an infinity: raise the InputError that names it."""
+    check_jet(model, qjet, order + 3)
+    raise InputError("qjet holds a non-finite value")  # not reached: check_jet raises first
 
 
 # samples per block: numpy's working set is about 640 (K+1) n bytes per sample (Ad jets,
