@@ -16,7 +16,9 @@ revolute chain, in microseconds per sample:
 - ``hd.id_second_partials``, one sample (allocating its result, and written into
   caller-provided arrays with ``out=``).
 
-Measured in interleaved rounds (every route once per round, median within the round, best
+Times are the calling thread's CPU time (the C loop's too), not wall time: on a machine whose
+cores are shared with other jobs, wall time also counts the waits for a core, which penalises
+long calls (a 10 ms call is preempted, a 5 us one rarely). Measured in interleaved rounds (every route once per round, median within the round, best
 median over the rounds), so a change of the machine's load during the run affects every route
 alike; the load (``uptime``) is printed with the table. The values of every route are compared
 with ours (largest difference relative to the largest entry).
@@ -99,10 +101,11 @@ class Scratch:
                 env=self.env())
         for td in ("td2", "td3"):
             exe = os.path.join(self.gen, f"loop_{td}_{name}")
-            if not os.path.exists(exe):
+            loop = os.path.join(TOOLS, "casadi_loop.c")
+            if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(loop):
                 fn = f"{td}_{name}"
                 run(["gcc", "-O2", f"-DFN={fn}", "-include", os.path.join(self.gen, fn + ".h"),
-                     os.path.join(TOOLS, "casadi_loop.c"), os.path.join(self.gen, fn + ".c"),
+                     loop, os.path.join(self.gen, fn + ".c"),
                      "-o", exe, "-lm"])
         return path
 
@@ -150,13 +153,17 @@ def jets(model, count, rows, seed=0):
     return rng.uniform(-1, 1, (count, rows, model.n_dof)) / (1.0 + np.arange(rows))[:, None]
 
 
-def median_of(f, count):
+def median_of(f, count, inner=1):
+    """Median over ``count`` repeats of the thread's CPU time (s) per call of f, timed over
+    ``inner`` calls: on a machine shared with other jobs, wall time counts the waits for a
+    core too, which a long call suffers more than a short one."""
     f()
     times = []
     for _ in range(count):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
+        t0 = time.thread_time()
+        for _ in range(inner):
+            f()
+        times.append((time.thread_time() - t0) / inner)
     return statistics.median(times)
 
 
@@ -201,7 +208,7 @@ class Case:
 
     def hod_one(self, order):
         jet = self.jet[order][0]
-        return median_of(lambda: hd.time_derivatives(self.model, jet, order), 2000) * 1e6
+        return median_of(lambda: hd.time_derivatives(self.model, jet, order), 100, 20) * 1e6
 
     def casadi_c(self, order):
         K = order + 1
@@ -232,7 +239,7 @@ class Case:
 
     def pin_second(self):
         f, (q, v, a) = self.pin.second_partials, self.pin_state
-        t = median_of(lambda: f(q, v, a), self._reps()) * 1e6
+        t = median_of(lambda: f(q, v, a), *self._reps()) * 1e6
         ix = np.ix_(self.vidx, self.vidx, self.vidx)
         theirs = [np.asarray(x)[ix] for x in self.pin.tensors()]
         ours = hd.id_second_partials(self.model, *self.state)
@@ -250,10 +257,11 @@ class Case:
         else:
             kw = {}
         return median_of(lambda: hd.id_second_partials(self.model, q, v, a, **kw),
-                         self._reps()) * 1e6
+                         *self._reps()) * 1e6
 
     def _reps(self):
-        return max(20, min(2000, int(2e6 / self.n ** 3)))
+        """(repeats, calls per repeat) of about 2 ms each for the O(n^3) partials."""
+        return 15, max(1, min(100, int(2e5 / self.n ** 3)))
 
 
 ROUTES = [  # (label, method, args)
