@@ -327,18 +327,31 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
 
 
 @_njit
-def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
+def model_arrays(geometry, n):
+    """(screws (n, 6), R0 (n, 3, 3), P0 (n, 3, 3), inertias (n, 6, 6), g0 (6,)): views of the
+    flat ``geometry`` array of :func:`rnea_jets`."""
+    return (geometry[:6 * n].reshape((n, 6)), geometry[6 * n:15 * n].reshape((n, 3, 3)),
+            geometry[15 * n:24 * n].reshape((n, 3, 3)),
+            geometry[24 * n:60 * n].reshape((n, 6, 6)), geometry[60 * n:60 * n + 6])
+
+
+@_njit
+def rnea_jets(parents, geometry, jet, K, wext, out):
     """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
     one below ``ONE_BY_ONE_BELOW`` samples).
 
-    ``parents`` (n,) int, ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
-    ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; ``jet`` (B, >=K+2, n)
+    ``parents`` (n,) int; ``geometry`` (60 n + 6,) the model's arrays end to end (see
+    :func:`model_arrays`): ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
+    ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)`` (one argument instead of
+    five: numba converts each array argument on every call, ~0.1 us apiece, which a single
+    sample notices); ``jet`` (B, >=K+2, n)
     derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
     with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
     not coefficients) and returns True; returns False, computing nothing, when the rows it
     reads hold a NaN or an infinity.
     """
     B = jet.shape[0]
+    screws, R0, P0, inertias, g0 = model_arrays(geometry, parents.shape[0])
     n = screws.shape[0]
     for b in range(B):
         for r in range(K + 2):
@@ -351,9 +364,23 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     for k in range(1, K + 2):
         fact[k] = fact[k - 1] * k
     if B < ONE_BY_ONE_BELOW:
-        R, P = np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3))
-        V1, G1, W1 = np.empty((n, K + 1, 6)), np.empty((n, K, 3)), np.empty((n, K, 6))
-        h1, wc1, E1 = np.empty((K, 6)), np.empty(K + 1), np.empty((3, 3))
+        # the work arrays as views of one block: for a single sample each allocation costs
+        # about as much as the arithmetic of a body
+        a, v, k3, k6 = n * (K + 1) * 9, n * (K + 1) * 6, n * K * 3, n * K * 6
+        buf = np.empty(2 * a + v + k3 + k6 + K * 6 + K + 1 + 9)
+        R = buf[:a].reshape((n, K + 1, 3, 3))
+        P = buf[a:2 * a].reshape((n, K + 1, 3, 3))
+        o = 2 * a
+        V1 = buf[o:o + v].reshape((n, K + 1, 6))
+        o += v
+        G1 = buf[o:o + k3].reshape((n, K, 3))
+        o += k3
+        W1 = buf[o:o + k6].reshape((n, K, 6))
+        o += k6
+        h1 = buf[o:o + K * 6].reshape((K, 6))
+        o += K * 6
+        wc1 = buf[o:o + K + 1]
+        E1 = buf[o + K + 1:o + K + 10].reshape((3, 3))
         for b in range(B):
             _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
                       V1, G1, W1, h1, wc1, E1)

@@ -14,6 +14,7 @@ body ``i`` is moved by joint ``i``. In the notation of the seeds (000, 001):
   base acceleration ``dV_0 = (0, -g)`` (seed 004).
 """
 
+import math
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -407,8 +408,9 @@ def _check_finite(model, key, a):
 
 def batch_size(batch_shape):
     """Number of samples in a batch shape (explicit: ``reshape(-1, ...)`` cannot infer it when
-    the joint axis has length 0, a robot with no moving joint)."""
-    return int(np.prod(batch_shape, dtype=int))
+    the joint axis has length 0, a robot with no moving joint). ``math.prod`` on the tuple of
+    ints: ``np.prod`` costs microseconds, a third of a single sample's compiled kernel."""
+    return math.prod(batch_shape)
 
 
 def all_finite(a):

@@ -202,11 +202,13 @@ _NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shap
 
 @per_model
 def _kernel_model(model):
-    """Contiguous model arrays in the form the compiled kernel takes."""
+    """The model in the form the compiled kernel takes: parents (n,) int and one flat array of
+    screws, the blocks R0, P0 of ``Ad(B^-1)``, inertias and ``(0, -g)`` (see ``rnea_jets``)."""
     Ainv = model.Ad_references_inv
-    arrays = (model.parents.astype(np.int64), model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3],
-              model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
-    return tuple(np.ascontiguousarray(a) for a in arrays)
+    parts = (model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3], model.inertias,
+             np.concatenate([np.zeros(3), -model.gravity]))
+    geometry = np.concatenate([np.asarray(a, dtype=float).ravel() for a in parts])
+    return np.ascontiguousarray(model.parents, dtype=np.int64), geometry
 
 
 def check_order(order):
