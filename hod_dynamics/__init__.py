@@ -24,7 +24,7 @@ from .partials import (id_partials, id_partials_directional, id_second_order_rat
 from .robots import load_robot, robot_path, shipped_robots
 from .trajectory import (LimitReport, LimitViolation, Trajectory, load_trajectory,
                          shipped_trajectories)
-from . import paper_examples  # noqa: F401  re-exported: hd.paper_examples
+from . import floating, paper_examples  # noqa: F401  re-exported: hd.floating, hd.paper_examples
 
 __version__ = "0.1.0"
 

@@ -12,7 +12,7 @@ from math import factorial
 import numpy as np
 
 from .errors import InputError
-from .model import all_finite, batch_size, check_model, real_array
+from .model import all_finite, batch_size, check_model, real_array, refuse_floating
 
 
 def factorials(K):
@@ -30,6 +30,7 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True):
     # a float64 ndarray (the usual call) skips the conversions real_array checks
     a = jet if type(jet) is np.ndarray and jet.dtype == np.float64 else real_array(name, jet)
     n = check_model(model).n_dof
+    refuse_floating(model)
     if a.ndim < 2 or a.shape[-1] != n or (a.shape[-2] < rows if at_least else a.shape[-2] != rows):
         shape = f"(..., r, {n}) with r >= {rows}" if at_least else f"(..., {rows}, {n})"
         raise InputError(f"{name} must have shape {shape} (rows x^(0..{rows - 1}), one column per "

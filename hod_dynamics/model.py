@@ -12,6 +12,13 @@ body ``i`` is moved by joint ``i``. In the notation of the seeds (000, 001):
   ``[[Theta, m c~], [-m c~, m I]]`` (angular first, kg and m).
 - ``gravity``: gravity acceleration in the base frame (m/s^2); it enters the algorithms as the
   base acceleration ``dV_0 = (0, -g)`` (seed 004).
+
+A *floating* model (``floating=True``) has a free base body instead of a fixed base: body
+``-1`` is the root link, with its own inertia ``base_inertia`` (6x6, about the root link frame
+origin, in that frame), and ``gravity`` is then given in the world frame. Its configuration has
+``nq = 7 + n`` entries (base position, base quaternion (qx, qy, qz, qw), joints) and its
+velocity ``nv = 6 + n`` (base body twist (omega, v) in the base frame, joint rates); see
+:mod:`hod_dynamics.floating`.
 """
 
 import math
@@ -78,6 +85,8 @@ class RobotModel:
     effort_limits: np.ndarray
     root_link: str = "base"
     frames: Mapping[str, Frame] = field(default_factory=dict)  # link -> Frame or (body, pose)
+    floating: bool = False
+    base_inertia: Optional[np.ndarray] = None  # floating models: (6, 6); None -> zeros
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -89,6 +98,9 @@ class RobotModel:
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
         object.__setattr__(self, "joint_types", tuple(self.joint_types))
         object.__setattr__(self, "link_names", tuple(self.link_names))
+        object.__setattr__(self, "floating", bool(self.floating))
+        object.__setattr__(self, "base_inertia", _readonly(
+            np.zeros((6, 6)) if self.base_inertia is None else self.base_inertia))
         self._validate(n)
         frames = dict(self.frames) or dict({self.root_link: (-1, np.eye(4))},
                                            **{ln: (i, np.eye(4)) for i, ln in enumerate(self.link_names)})
@@ -122,6 +134,10 @@ class RobotModel:
                              f"{list(self.joint_names)}")
         for i, name in enumerate(self.joint_names):
             self._validate_joint(i, name)
+        if self.base_inertia.shape != (6, 6):
+            raise ModelError(f"model '{self.name}': base_inertia has shape "
+                             f"{self.base_inertia.shape}, expected (6, 6)")
+        self._validate_inertia(self.base_inertia, f"base body (root link '{self.root_link}')")
 
     def _validate_joint(self, i, name):
         p = self.parents[i]
@@ -208,7 +224,8 @@ class RobotModel:
 
     @classmethod
     def from_urdf(cls, source, *, root_link=None, tip_links=None, locked_joints=None,
-                  gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn", xacro_args=None):
+                  gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn", xacro_args=None,
+                  floating_base=False):
         """Build a model from a URDF (or xacro) file path, or URDF XML (or xacro) text.
 
         - ``root_link``: the link fixed to the world (default: the URDF root).
@@ -216,7 +233,8 @@ class RobotModel:
           their masses are dropped), e.g. ``["panda_link8"]``.
         - ``locked_joints``: ``{joint_name: position}``; those joints are frozen rigidly at
           that position (rad or m) and merged like fixed joints, e.g. the Panda fingers.
-        - ``gravity``: gravity acceleration in the root link frame (m/s^2).
+        - ``gravity``: gravity acceleration in the root link frame (m/s^2); in the world frame
+          for a floating base.
         - ``strict``: an unknown element or attribute inside ``<robot>``, ``<link>``,
           ``<joint>``, ``<inertial>``, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``,
           ``<mimic>`` is a :class:`ModelError` naming it, its line and the closest known name
@@ -231,18 +249,23 @@ class RobotModel:
         - ``xacro_args``: ``{name: value}`` arguments of a xacro file or text. A ``.xacro``
           file, or text with ``<xacro:...>`` elements, is expanded with the ``xacro`` package
           (the ``[xacro]`` extra); ``$(find pkg)`` resolves through the ament index.
+        - ``floating_base``: the root link becomes a free body (a legged robot, a humanoid):
+          ``model.floating`` is True, ``nq = 7 + n``, ``nv = 6 + n``. A URDF whose root is a
+          massless link (e.g. ``world``) with a single ``floating`` joint below it gives the
+          same model without the flag (the child of that joint is the free base).
 
         Fixed joints are merged into their parent body; a robot with no moving joint gives a
-        model with ``n_dof == 0``. ``floating`` and ``planar`` joints inside the kept tree raise
-        :class:`ModelError`; mimic tags are ignored (the mimicking joint is an independent
-        DoF). Raises :class:`ModelError` naming the fault (element, line, link or joint).
+        model with ``n_dof == 0``. Other ``floating`` joints and all ``planar`` joints inside
+        the kept tree raise :class:`ModelError`; mimic tags are ignored (the mimicking joint
+        is an independent DoF). Raises :class:`ModelError` naming the fault (element, line,
+        link or joint).
         """
         from .urdf import model_arguments_from_urdf
 
         return cls(**model_arguments_from_urdf(source, root_link=root_link, tip_links=tip_links,
                                                locked_joints=locked_joints, gravity=gravity,
                                                strict=strict, inertia_check=inertia_check,
-                                               xacro_args=xacro_args))
+                                               xacro_args=xacro_args, floating_base=floating_base))
 
     def with_gravity(self, gravity):
         """A copy of this model with another gravity vector (base frame, m/s^2)."""
@@ -255,6 +278,18 @@ class RobotModel:
     def n_dof(self) -> int:
         """Number of actuated 1-DoF joints (= bodies)."""
         return len(self.joint_names)
+
+    @property
+    def nq(self) -> int:
+        """Size of a configuration: n_dof, or 7 + n_dof for a floating base (position,
+        quaternion (qx, qy, qz, qw), joints)."""
+        return self.n_dof + (7 if self.floating else 0)
+
+    @property
+    def nv(self) -> int:
+        """Size of a velocity: n_dof, or 6 + n_dof for a floating base (body twist
+        (omega, v) of the base in the base frame, joint rates)."""
+        return self.n_dof + (6 if self.floating else 0)
 
     @cached_property
     def ad_screws(self):
@@ -332,7 +367,7 @@ class RobotModel:
 
     def __repr__(self):
         return (f"RobotModel(name={self.name!r}, n_dof={self.n_dof}, root_link={self.root_link!r},"
-                f" joints={list(self.joint_names)})")
+                f"{' floating=True,' if self.floating else ''} joints={list(self.joint_names)})")
 
 
 def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np.ndarray]):
@@ -344,6 +379,7 @@ def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np
     tests every value it reads (and then calls this again to name the bad one).
     """
     n = check_model(model).n_dof
+    refuse_floating(model)
     out = {}
     for key, value in arrays.items():
         a = value if type(value) is np.ndarray and value.dtype == np.float64 else real_array(key, value)
@@ -396,6 +432,17 @@ def real_array(key, value):
             raise InputError(f"{key} must be an array of real numbers, got {a.dtype.name} values "
                              f"such as {example!r}") from None
     return a.astype(float, copy=False)
+
+
+FLOATING_API = ("inverse_dynamics", "time_derivatives", "mass_matrix", "kinetic_energy",
+                "id_partials", "feedforward")
+
+
+def refuse_floating(model):
+    """Raise InputError for a floating model in a function that handles fixed bases only."""
+    if model.floating:
+        raise InputError(f"model '{model.name}' has a floating base, which this function does "
+                         f"not support yet (floating models: {', '.join(FLOATING_API)})")
 
 
 def _check_finite(model, key, a):

@@ -563,9 +563,30 @@ def _limits(joint):
     return lower, upper, vel, eff
 
 
+def _floating_root(robot, root_link, floating_base):
+    """(root link, floating) after the URDF convention for a free base: a massless root link
+    (e.g. ``world``) whose only child joint is ``floating`` stands for the world, and that
+    joint's child is the free base (the joint's origin is then just a configuration)."""
+    if root_link is not None:
+        return root_link, floating_base
+    roots = sorted({link.name for link in robot.links} - {j.child for j in robot.joints})
+    if len(roots) != 1:
+        return None, floating_base  # _select_links names the fault
+    below = [j for j in robot.joints if j.parent == roots[0]]
+    links = {link.name: link for link in robot.links}
+    if len(below) == 1 and below[0].type == "floating":
+        inertial = links[roots[0]].inertial
+        if inertial is not None and float(inertial.mass or 0.0) > 0:
+            raise ModelError(f"joint '{below[0].name}' is floating but its parent link "
+                             f"'{roots[0]}' has mass: only a massless world link may sit above "
+                             "a free base")
+        return below[0].child, True
+    return None, floating_base
+
+
 def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_joints=None,
                               gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn",
-                              xacro_args=None):
+                              xacro_args=None, floating_base=False):
     """Keyword arguments for ``RobotModel(...)`` from a URDF path or text (see from_urdf);
     a ModelError about the content of a file names the file first."""
     text = read_urdf_text(source, xacro_args=xacro_args)
@@ -576,6 +597,7 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         if label is None:
             raise
         raise ModelError(f"{label}: {exc}") from None
+    root_link, floating = _floating_root(robot, root_link, bool(floating_base))
     root_link, keep = _select_links(robot, root_link, tip_links)
     locked = dict(locked_joints or {})
     joint_by_name = {j.name: j for j in robot.joints}
@@ -590,6 +612,8 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
 
     names, types, link_names, parents, screws, refs, inertias, limits = ([] for _ in range(8))
     frames = {root_link: (-1, np.eye(4))}
+    # a fixed base's own inertia is moot (not even validated); a floating base's is its body's
+    base_inertia = _link_inertia(links[root_link]) if floating else None
 
     def kept_children(link):
         return [j for j in child_joints.get(link, []) if keep is None or j.child in keep]
@@ -600,8 +624,9 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         body, T = frames[j.parent]
         if j.type in _NOT_1DOF:
             raise ModelError(f"joint '{j.name}' has type '{j.type}', which is not a 1-DoF "
-                             "joint (only 1-DoF joints can be modelled or locked); choose "
-                             "root_link/tip_links that exclude it")
+                             "joint (only 1-DoF joints can be modelled or locked, and a "
+                             "floating joint only as the single joint below a massless world "
+                             "root link); choose root_link/tip_links that exclude it")
         T = T @ _origin(j.origin)
         if j.type == "fixed" or j.name in locked:
             if j.name in locked:
@@ -622,8 +647,10 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
             limits.append(_limits(j))
             T = np.eye(4)
             frames[j.child] = (body, T)
-        if body >= 0:  # the link's inertia joins its body, in the body frame; the base's is moot
+        if body >= 0:  # the link's inertia joins its body, in the body frame
             inertias[body] = inertias[body] + transform_inertia(_link_inertia(links[j.child]), T)
+        elif floating:  # rigidly on a floating base (on a fixed base it is moot)
+            base_inertia = base_inertia + transform_inertia(_link_inertia(links[j.child]), T)
         stack.extend(reversed(kept_children(j.child)))
 
     lim = np.array(limits, dtype=float).reshape(-1, 4)
@@ -633,4 +660,4 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         references=np.array(refs).reshape(-1, 4, 4), inertias=np.array(inertias).reshape(-1, 6, 6),
         gravity=gravity, lower=lim[:, 0], upper=lim[:, 1], velocity_limits=lim[:, 2],
         effort_limits=lim[:, 3], root_link=root_link,
-        frames=frames)
+        frames=frames, floating=floating, base_inertia=base_inertia)

@@ -104,7 +104,10 @@ def test_unknown_tags_do_not_print(capsys):
 @pytest.mark.parametrize("text, match", [
     ("<robot name='x'><link name='a'/><joint name='j' type='revolute'>", r"malformed URDF.*line 1"),
     ("not xml and not a file.urdf", r"URDF file not found: 'not xml and not a file.urdf'"),
-    (two_links("floating"), r"joint 'j1' has type 'floating', which is not a 1-DoF joint"),
+    (two_links("floating").replace('<link name="base"/>', '<link name="base"><inertial><mass '
+                                   'value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
+                                   'izz="1"/></inertial></link>'),
+     r"joint 'j1' is floating but its parent link 'base' has mass"),
     (two_links("planar"), r"joint 'j1' has type 'planar'"),
     (two_links(axis="0 0 0"), r"joint 'j1': axis \[0.0, 0.0, 0.0\] is zero"),
     (two_links(mass="-1"), r"link 'a': negative mass -1"),

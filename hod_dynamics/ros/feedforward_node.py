@@ -162,6 +162,10 @@ class FeedforwardNode(Node):
                                          xacro_args=xacro_args_from_strings(p["xacro_args"], "parameter xacro_args"))
         for w in caught:
             self.get_logger().warning(f"robot model from {origin}: {w.message}")
+        if model.floating:
+            raise HodDynamicsError(f"robot '{model.name}' has a floating base (a floating joint "
+                                   "below its world link), which this node does not stream yet; "
+                                   f"set root_link (e.g. '{model.root_link}') to fix the base")
         actuators = _actuators_from_parameter(p["actuators"], model)
         # one call now compiles (numba backend) and warms the kernels, so the first streamed
         # samples are not late
