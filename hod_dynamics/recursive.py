@@ -235,7 +235,7 @@ def _rnea_numba(model, jet, K, wext, out, root=None):
     Returns False (out unfinished) when the jet holds a NaN or an infinity."""
     wext = _NO_WRENCH if wext is None else kernel_array(wext)
     if root is None:
-        return kernels().rnea_jets(*_kernel_model(model), kernel_array(jet), K, wext, out)
+        return kernels().rnea_jets(*_kernel_geometry(model), kernel_array(jet), K, wext, out)
     quat, vbase, base = root
     return kernels().rnea_floating(*_kernel_model(model), *_kernel_base(model),
                                    kernel_array(jet), kernel_array(quat), kernel_array(vbase), K,
@@ -252,6 +252,14 @@ def _kernel_model(model):
     arrays = (model.parents.astype(np.int64), model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3],
               model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
     return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+@per_model
+def _kernel_geometry(model):
+    """``(parents, geometry)``: the model arrays of :func:`_kernel_model` but the parents end
+    to end in one flat array, the form ``rnea_jets`` takes (fewer arguments to convert)."""
+    parents, *arrays = _kernel_model(model)
+    return parents, np.concatenate([a.ravel() for a in arrays])
 
 
 @per_model
