@@ -18,17 +18,19 @@ revolute chain, in microseconds per sample:
 
 Times are the calling thread's CPU time (the C loop's too), not wall time: on a machine whose
 cores are shared with other jobs, wall time also counts the waits for a core, which penalises
-long calls (a 10 ms call is preempted, a 5 us one rarely). Measured in interleaved rounds (every route once per round, median within the round, best
-median over the rounds), so a change of the machine's load during the run affects every route
-alike; the load (``uptime``) is printed with the table. The values of every route are compared
-with ours (largest difference relative to the largest entry).
+long calls (a 10 ms call is preempted, a 5 us one rarely). Measured in interleaved rounds (every
+route once per round, median within the round, best median over the rounds), so a change of the
+machine's load during the run affects every route alike; the load (``uptime``) is printed with
+the table. The values of every route are compared with ours (largest difference relative to the
+largest entry).
 
-The tools are benchmark-only: ``--scratch DIR`` (default ``/work/bench17``, outside the
-repository) receives a venv with ``cmeel-casadi-kin-dyn`` (its ``casadi`` is the cmeel build;
-PyPI's ``casadi`` is uninstalled because it would shadow it), the generated C, the C loops and
-the extension (built against the headers of this venv's ``pin`` wheel; Eigen's headers come from
-the scratch venv, since the pin wheel ships none). Needs gcc/g++ and network access to PyPI on the
-first run. Compiles one file at a time. Run: ``python bench/bench_generated.py [--rounds 3]``.
+The tools are benchmark-only: ``--scratch DIR`` (default ``~/.cache/hod_dynamics/bench``,
+outside the repository) receives a venv with ``cmeel-casadi-kin-dyn`` (its ``casadi`` is the
+cmeel build; PyPI's ``casadi`` is uninstalled because it would shadow it), the generated C, the
+C loops and the extension (built against the headers of this venv's ``pin`` wheel; Eigen's
+headers come from the scratch venv, since the pin wheel ships none). Needs gcc/g++ and network
+access to PyPI on the first run. Compiles one file at a time. Run: ``python
+bench/bench_generated.py [--rounds 3]``.
 """
 
 import argparse
@@ -292,7 +294,7 @@ GOALS = [  # (label, ours, theirs, factor): ours at least `factor` times faster 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--scratch", default="/work/bench17")
+    parser.add_argument("--scratch", default=os.path.expanduser("~/.cache/hod_dynamics/bench"))
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--batch", type=int, default=BATCH)
     args = parser.parse_args()
