@@ -563,6 +563,20 @@ def _limits(joint):
     return lower, upper, vel, eff
 
 
+def joint_dynamics(joint):
+    """(damping, friction) of a URDF joint's ``<dynamics>`` tag, 0 for a value or a tag not given.
+    Negative values raise ModelError (they would feed energy into the joint)."""
+    dyn = getattr(joint, "dynamics", None)
+    values = []
+    for key in ("damping", "friction"):
+        v = 0.0 if dyn is None or getattr(dyn, key, None) is None else float(getattr(dyn, key))
+        if not np.isfinite(v) or v < 0:
+            raise ModelError(f"joint '{joint.name}' (line {joint.line}): <dynamics {key}=\"{getattr(dyn, key)}\"> must "
+                             "be a finite number >= 0")
+        values.append(v)
+    return tuple(values)
+
+
 def _floating_root(robot, root_link, floating_base):
     """(root link, floating) after the URDF convention for a free base: a massless root link
     (e.g. ``world``) whose only child joint is ``floating`` stands for the world, and that
@@ -610,7 +624,7 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
     for j in robot.joints:  # document order, so the DoF order follows the file
         child_joints.setdefault(j.parent, []).append(j)
 
-    names, types, link_names, parents, screws, refs, inertias, limits = ([] for _ in range(8))
+    names, types, link_names, parents, screws, refs, inertias, limits, dynamics = ([] for _ in range(9))
     frames = {root_link: (-1, np.eye(4))}
     # a fixed base's own inertia is moot (not even validated); a floating base's is its body's
     base_inertia = _link_inertia(links[root_link]) if floating else None
@@ -645,6 +659,7 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
             refs.append(T)
             inertias.append(np.zeros((6, 6)))
             limits.append(_limits(j))
+            dynamics.append(joint_dynamics(j))
             T = np.eye(4)
             frames[j.child] = (body, T)
         if body >= 0:  # the link's inertia joins its body, in the body frame
@@ -660,4 +675,5 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         references=np.array(refs).reshape(-1, 4, 4), inertias=np.array(inertias).reshape(-1, 6, 6),
         gravity=gravity, lower=lim[:, 0], upper=lim[:, 1], velocity_limits=lim[:, 2],
         effort_limits=lim[:, 3], root_link=root_link,
-        frames=frames, floating=floating, base_inertia=base_inertia)
+        frames=frames, damping=np.array(dynamics, dtype=float).reshape(-1, 2)[:, 0],
+        friction=np.array(dynamics, dtype=float).reshape(-1, 2)[:, 1], floating=floating, base_inertia=base_inertia)

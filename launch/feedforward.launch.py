@@ -6,7 +6,9 @@ Arguments: ``urdf`` (URDF or xacro file; empty: the node reads /robot_descriptio
 ``xacro_args`` (xacro arguments ``name:=value`` separated by spaces), ``config``
 (parameter YAML, default share/hod_dynamics/config/feedforward.yaml), ``actuators`` (actuator
 YAML file, or the name of one in share/hod_dynamics/config such as ``actuators_sea``; empty:
-rigid joints), ``namespace``, ``use_sim_time`` (follow /clock, e.g. with ``ros2 bag play --clock``).
+rigid joints), ``friction`` (``urdf``, a friction YAML file such as analyze-bag's friction.yaml, or
+the name of one in share/hod_dynamics/config; empty: no friction), ``namespace``, ``use_sim_time``
+(follow /clock, e.g. with ``ros2 bag play --clock``).
 """
 
 import os
@@ -30,6 +32,8 @@ def _feedforward_node(context):
     urdf = LaunchConfiguration("urdf").perform(context)
     params = {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true"),
               "actuators": _config_file(LaunchConfiguration("actuators").perform(context), share)}
+    friction = LaunchConfiguration("friction").perform(context)
+    params["friction"] = friction if friction in ("", "urdf") else _config_file(friction, share)
     if urdf:
         params["urdf_path"] = urdf
     xacro_args = LaunchConfiguration("xacro_args").perform(context).split()
@@ -47,6 +51,9 @@ def generate_launch_description():
         DeclareLaunchArgument("xacro_args", default_value="", description="xacro arguments name:=value, space-separated"),
         DeclareLaunchArgument("config", default_value="feedforward", description="parameter YAML file or shipped name"),
         DeclareLaunchArgument("actuators", default_value="", description="actuator YAML file or shipped name (empty: rigid)"),
+        DeclareLaunchArgument("friction", default_value="",
+                              description="joint friction: urdf, a friction YAML file (e.g. analyze-bag's friction.yaml) "
+                                          "or shipped name (empty: none)"),
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
         DeclareLaunchArgument("use_sim_time", default_value="false", description="follow /clock"),
         OpaqueFunction(function=_feedforward_node),

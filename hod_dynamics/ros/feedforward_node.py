@@ -38,6 +38,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
+from ..friction import load_friction
 from ..backend import resolve_backend
 from ..errors import HodDynamicsError, HodDynamicsWarning
 from ..dynamics import time_derivatives
@@ -68,6 +69,7 @@ PARAMETERS = {
     "order": (ParameterType.PARAMETER_INTEGER, 2, "highest torque derivative streamed", True, (0, 8)),
     "publish_rate": (ParameterType.PARAMETER_DOUBLE, 500.0, "stream rate (Hz)", True, (1.0, 10000.0)),
     "actuators": (ParameterType.PARAMETER_STRING, "", "actuator YAML file or inline YAML (empty: rigid)", True, None),
+    "friction": (ParameterType.PARAMETER_STRING, "", "joint friction: 'urdf', a YAML file or inline YAML (empty: none)", True, None),
     "allow_extra_joints": (ParameterType.PARAMETER_BOOL, False, "ignore trajectory joints not in the model", True, None),
     "initial_positions": (ParameterType.PARAMETER_DOUBLE_ARRAY, None, "held before the first trajectory (unset: silent)", True, None),
     "profile_rate": (ParameterType.PARAMETER_DOUBLE, 1000.0, "sample rate of ~/compute_profile (Hz)", False, (1.0, 100000.0)),
@@ -92,7 +94,7 @@ class FeedforwardNode(Node):
         self.order = self.get_parameter("order").value
         self.period = 1.0 / self.get_parameter("publish_rate").value
         self._lock = threading.Lock()
-        self.model = self.actuators = None
+        self.model = self.actuators = self.friction = None
         self.active = None        # (Trajectory in model order, start time in ns)
         self.pending = []         # [(start ns, Trajectory)] waiting for their start time
         self.latest = None        # the most recent valid trajectory (for ~/compute_profile)
@@ -149,7 +151,7 @@ class FeedforwardNode(Node):
         """Build the model and actuators from a URDF source; raises HodDynamicsError."""
         p = {name: self._param(name) for name in ("root_link", "tip_links", "locked_joints",
                                                   "locked_positions", "gravity", "actuators",
-                                                  "initial_positions", "xacro_args", "strict")}
+                                                  "initial_positions", "xacro_args", "strict", "friction")}
         if len(p["locked_joints"]) != len(p["locked_positions"]):
             raise HodDynamicsError(f"locked_joints {p['locked_joints']} and locked_positions "
                                    f"{p['locked_positions']} differ in length")
@@ -167,6 +169,7 @@ class FeedforwardNode(Node):
                                    "below its world link), which this node does not stream yet; "
                                    f"set root_link (e.g. '{model.root_link}') to fix the base")
         actuators = _actuators_from_parameter(p["actuators"], model)
+        friction = load_friction(p["friction"] or None, model)
         # one call now compiles (numba backend) and warms the kernels, so the first streamed
         # samples are not late
         time_derivatives(model, np.zeros((1, self.order + 3, model.n_dof)), self.order)
@@ -174,7 +177,7 @@ class FeedforwardNode(Node):
         if p["initial_positions"]:
             hold = _hold_trajectory(model, p["initial_positions"])
         with self._lock:
-            self.model, self.actuators = model, actuators
+            self.model, self.actuators, self.friction = model, actuators, friction
             if hold is not None:
                 self.active = (hold, self.get_clock().now().nanoseconds)
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
@@ -343,7 +346,8 @@ class FeedforwardNode(Node):
         if (chunk is None or chunk[0] is not traj or chunk[1] != start
                 or not chunk[2] <= k < chunk[2] + len(chunk[3].t)):
             t = (k + np.arange(max(1, int(round(CHUNK_SECONDS / self.period))))) * self.period
-            chunk = self._chunk = (traj, start, k, feedforward(model, traj, t, self.order, actuators))
+            chunk = self._chunk = (traj, start, k, feedforward(model, traj, t, self.order, actuators,
+                                                                    self.friction))
         return chunk[3], k - chunk[2]
 
     def _publish_sample(self, result, row, stamp):
@@ -382,7 +386,7 @@ class FeedforwardNode(Node):
     def _compute_profile(self, traj, model, actuators):
         rate_limits = self._param("effort_rate_limits") or None
         result, report = profile(model, traj, self.get_parameter("profile_rate").value, self.order,
-                                 actuators, effort_rate_limits=rate_limits)
+                                 actuators, effort_rate_limits=rate_limits, friction=self.friction)
         q, tau = result.qjet, result.taujet
         stamp = self.get_clock().now().to_msg()
         self.pub_profile.publish(trajectory_msg(model.joint_names, result.t - traj.start, q[:, 0], q[:, 1],
