@@ -27,7 +27,8 @@ if "bdist_wheel" in sys.argv:
 ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-trajectory-msgs",
        "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
        "ros-rosgraph-msgs"]
-BAG = ["rosbags>=0.11"]  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
+BAG = ["rosbags>=0.11",  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
+       "pyarrow>=12"]   # samples.csv: Arrow's C++ CSV writer (hundreds of MB in seconds, lossless)
 PLOT = ["matplotlib>=3.5"]
 # compiled kernels for the recursive algorithm (optional: the numpy path runs without it)
 FAST = ["numba>=0.59"]
