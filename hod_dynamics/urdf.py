@@ -71,7 +71,7 @@ _SCHEMA = {
                "safety_controller"}),
     "parent": ({"link": (True, 0)}, set()),
     "child": ({"link": (True, 0)}, set()),
-    "axis": ({"xyz": (False, 3)}, set()),
+    "axis": ({"xyz": (True, 3)}, set()),  # the URDF specification requires it in an <axis>
     # urdfdom (and urdf_parser_py) refuse a <limit> without effort or velocity
     "limit": ({"lower": (False, 1), "upper": (False, 1), "effort": (True, 1), "velocity": (True, 1)}, set()),
     "dynamics": ({"damping": (False, 1), "friction": (False, 1)}, set()),
@@ -340,12 +340,11 @@ def _for_urdf_parser_py(element):
     through left out). Left out on purpose, for urdf_parser_py is stricter there than urdfdom
     and the dynamics never reads them: ``<visual>``, ``<collision>``, ``<material>`` (it
     refuses a ``<texture>`` without filename, a ``<capsule>``, ...), ``<transmission>``,
-    ``<gazebo>``, ``<calibration>``, ``<safety_controller>``; and an ``<axis>`` without
-    ``xyz`` (urdf_parser_py raises on it, urdfdom reads the joint with the default axis)."""
+    ``<gazebo>``, ``<calibration>``, ``<safety_controller>``."""
     attributes, children = _SCHEMA[element.tag]
     node = ET.Element(element.tag, {k: v for k, v in element.attrib.items() if k in attributes})
     for child in element.children:
-        if child.tag in children and child.tag in _SCHEMA and not (child.tag == "axis" and "xyz" not in child.attrib):
+        if child.tag in children and child.tag in _SCHEMA:
             node.append(_for_urdf_parser_py(child))
     return node
 

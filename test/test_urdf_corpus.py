@@ -2,7 +2,7 @@
 alarm) and gives Pinocchio's tau, M, first-order partials and tau_dot to 1e-10.
 
 The corpus: every URDF of example-robot-data that Pinocchio parses (read from the installed
-package), the files of ``data/urdf_corpus`` (nine public repositories, see SOURCES.md), two
+package), the files of ``data/urdf_corpus`` (twelve public repositories, see SOURCES.md), two
 real xacro descriptions, and variants derived here from real files: a byte-order mark, CR LF
 line ends, blank lines before ``<?xml``, a default XML namespace, and identified-style
 inertias that are not positive semi-definite (the KUKA LWR of bullet3 with two link inertias
