@@ -2,7 +2,7 @@
 alarm) and gives Pinocchio's tau, M, first-order partials and tau_dot to 1e-10.
 
 The corpus: every URDF of example-robot-data that Pinocchio parses (read from the installed
-package), the files of ``data/urdf_corpus`` (nineteen public repositories, see SOURCES.md), two
+package), the files of ``data/urdf_corpus`` (twenty public repositories, see SOURCES.md), two
 real xacro descriptions, and variants derived here from real files: a byte-order mark, CR LF
 line ends, blank lines before ``<?xml``, a default XML namespace, and identified-style
 inertias that are not positive semi-definite (the KUKA LWR of bullet3 with two link inertias
@@ -108,6 +108,8 @@ PUBLISHED = {
     "universal_robot/ur5_robot.urdf": 6,  # ROS-Industrial UR5 (2015): <transmission> with a bare <joint>
     "motoman/sia5d.urdf": 7,  # ROS-Industrial Motoman SIA5D: kinematics only, 7 joints
     "kuka_experimental/kr16_2.urdf": 6,  # ROS-Industrial KUKA KR 16-2: placeholder inertias as published
+    "fanuc/lrmate200id.urdf": 6,  # ROS-Industrial Fanuc LR Mate 200iD: kinematics only
+    "ros2_kortex/GEN3_URDF_V12_vision.urdf": 7,  # Kinova Gen3 7-DoF export: CR LF, rpy of 1e-36
 }
 CASES.update({f"{path[:-5]}": (corpus_path(path), None, {}, n) for path, n in PUBLISHED.items()})
 # Real files whose link inertias are not positive semi-definite: a warning naming each link.
