@@ -108,6 +108,7 @@ PUBLISHED = {
     "universal_robot/ur5_robot.urdf": 6,  # ROS-Industrial UR5 (2015): <transmission> with a bare <joint>
     "motoman/sia5d.urdf": 7,  # ROS-Industrial Motoman SIA5D: kinematics only, 7 joints
     "kuka_experimental/kr16_2.urdf": 6,  # ROS-Industrial KUKA KR 16-2: placeholder inertias as published
+    "kuka_experimental/lbr_iiwa_14_r820.urdf": 7,  # ROS-Industrial KUKA LBR iiwa 14: kinematics only
     "fanuc/lrmate200id.urdf": 6,  # ROS-Industrial Fanuc LR Mate 200iD: kinematics only
     "ros2_kortex/GEN3_URDF_V12_vision.urdf": 7,  # Kinova Gen3 7-DoF export: CR LF, rpy of 1e-36
 }
