@@ -181,7 +181,7 @@ def expand_xacro(source, xacro_args=None, what="the xacro text", *, is_file=Fals
     return doc.toprettyxml(indent="  ")
 
 
-# -- step 2: text -> validated XML -> urdf_parser_py's Robot ----------------------------------------------------------------------
+# -- step 2: text -> validated XML -> urdf_parser_py's Robot --------------------------------
 @dataclass
 class _Element:
     tag: str
@@ -322,7 +322,7 @@ def _validated(root, reader):
             continue
         if not (element.attrib.get("name") or "").strip():
             raise ModelError(f"<{element.tag}> in a {element.tag} (line {element.line}) has no name attribute")
-        item = element.attrib["name"].strip()
+        item = element.attrib["name"]  # as written: urdfdom and urdf_parser_py do not strip names
         _validate(element, f"{element.tag} '{item}'", reader)
         seen = found[element.tag]
         if item in seen:
@@ -414,7 +414,7 @@ def _check_inertial(inertial, element, where, reader):
     warnings.warn(message + "; the model computes with it as written", HodDynamicsWarning, stacklevel=5)
 
 
-# -- step 3: urdf_parser_py's Robot -> model arguments -------------------------------------------------------------
+# -- step 3: urdf_parser_py's Robot -> model arguments -----------------------------------------
 def _file_label(source):
     """'path' of a file source (None for text), marked when lines refer to a xacro expansion."""
     if isinstance(source, (bytes, bytearray)):
