@@ -51,7 +51,8 @@ setup(
     packages=find_packages(exclude=["test", "test.*", "bench"]),
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/config/*.yaml", "data/trajectories/*"]},
     data_files=data_files,
-    install_requires=["numpy>=1.22", "scipy>=1.8", "pyyaml>=5", "numba>=0.59"],
+    # urdf-parser-py reads the values of a URDF (after our validation pass has located and checked it)
+    install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5", "numba>=0.59"],
     extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "test": TEST,
                     "all": ROS + BAG + PLOT + FAST + XACRO + TEST},
     zip_safe=False,

@@ -486,19 +486,31 @@ def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, 
 
 
 @_njit
-def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
+def model_arrays(geometry, n):
+    """(screws (n, 6), R0 (n, 3, 3), P0 (n, 3, 3), inertias (n, 6, 6), g0 (6,)): views of the
+    flat ``geometry`` array (60 n + 6,) of :func:`rnea_jets`, end to end in that order."""
+    return (geometry[:6 * n].reshape((n, 6)), geometry[6 * n:15 * n].reshape((n, 3, 3)),
+            geometry[15 * n:24 * n].reshape((n, 3, 3)),
+            geometry[24 * n:60 * n].reshape((n, 6, 6)), geometry[60 * n:60 * n + 6])
+
+
+@_njit
+def rnea_jets(parents, geometry, jet, K, wext, out):
     """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
     one below ``ONE_BY_ONE_BELOW`` samples).
 
-    ``parents`` (n,) int, ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
-    ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; ``jet`` (B, >=K+2, n)
-    derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
+    ``parents`` (n,) int; ``geometry`` the model's arrays end to end (:func:`model_arrays`):
+    ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``, ``inertias`` (n, 6, 6),
+    ``g0`` (6,) base acceleration ``(0, -g)`` (one argument rather than five: numba converts
+    every array argument on every call, ~0.1 us apiece, which a single sample notices);
+    ``jet`` (B, >=K+2, n) derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
     with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
     not coefficients) and returns True; returns False, computing nothing, when the rows it
     reads hold a NaN or an infinity.
     """
     B = jet.shape[0]
-    n = screws.shape[0]
+    n = parents.shape[0]
+    screws, R0, P0, inertias, g0 = model_arrays(geometry, n)
     if not _jet_finite(jet, K + 2):
         return False
     fact = _factorials(K + 2)

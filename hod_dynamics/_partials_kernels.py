@@ -308,12 +308,21 @@ def _pq(moves, S, Ic, Bc, hc, dS, dIc, dBc, dhc, P, Q, dP, dQ):
 
 
 @_njit
+def _transpose(X, T, n):
+    """T[l, r, m] = X[l * n + m, r] for X (n * n, 6), T (n, 6, n)."""
+    for l in range(n):
+        for m in range(n):
+            for r in range(6):
+                T[l, r, m] = X[l * n + m, r]
+
+
+@_njit
 def _assemble(anc, wrt, moves, sym, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, dhc,
-              dF, out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z):
+              dF, out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z, T):
     """out[i, j, m]: tangent along direction m of d tau_i / d wrt_j (see
     partials._assemble_tangent); wrt 0: q, 1: qd, 2: qdd; tangent rows j * n + m; P, Q, dP,
     dQ from :func:`_pq` of the same tangent; ``moves``: the tangent is along q (along qd,
-    dS = dIc = dP = 0). ``sym`` 1: the tensor is symmetric in (j, m), 2: in (i, j); only one
+    dS = dIc = dP = 0); T (6, n, 6, n) scratch. ``sym`` 1: the tensor is symmetric in (j, m), 2: in (i, j); only one
     half is computed and the other copied (exactly symmetric results, half the work)."""
     n = S.shape[0]
     has_y = wrt != 2
@@ -360,35 +369,41 @@ def _assemble(anc, wrt, moves, sym, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha
                     _adstar_r(dy, row, hc, i, dw, row, 1)
                 if wrt == 0:
                     _lin(dw, row, dw, row, 1.0, dz, row, 1.0)
-    # m innermost: the sums of one (i, j) are independent, so they run side by side instead
-    # of as one chain of dependent additions
+    # the tangents transposed to [body, component, direction]: in the loops below m is
+    # innermost and contiguous, so the sums of neighbouring (i, j, m) run in SIMD lanes
+    _transpose(dx, T[0], n)
+    _transpose(dP, T[1], n)
+    _transpose(dQ, T[2], n)
+    _transpose(dy, T[3], n)
+    _transpose(dw, T[4], n)
+    _transpose(dS, T[5], n)
+    Tdx, TdP, TdQ, Tdy, Tdw, TdS = T[0], T[1], T[2], T[3], T[4], T[5]
     for i in range(n):
         for j in range(n):
             top = j + 1 if sym == 1 else n
-            for m in range(top):
-                out[i, j, m] = 0.0
             if anc[i, j]:  # j is i or an ancestor of i
-                for r in range(6):
-                    xr, Pr, yr, Qr = x[j, r], P[i, r], y[j, r], Q[i, r]
-                    for m in range(top):
-                        a, b = i * n + m, j * n + m
-                        v = Pr * dx[b, r]
+                for m in range(top):
+                    v = 0.0
+                    for r in range(6):
+                        v += P[i, r] * Tdx[j, r, m]
                         if moves:
-                            v += dP[a, r] * xr
+                            v += x[j, r] * TdP[i, r, m]
                         if has_y:
-                            v += dQ[a, r] * yr
+                            v += y[j, r] * TdQ[i, r, m]
                         if dy_on:
-                            v += Qr * dy[b, r]
-                        out[i, j, m] += v
+                            v += Q[i, r] * Tdy[j, r, m]
+                    out[i, j, m] = v
             elif anc[j, i] and sym != 2:  # j strictly below i
-                for r in range(6):
-                    wr, Sr = w[j, r], S[i, r]
-                    for m in range(top):
-                        a, b = i * n + m, j * n + m
-                        v = Sr * dw[b, r]
+                for m in range(top):
+                    v = 0.0
+                    for r in range(6):
+                        v += S[i, r] * Tdw[j, r, m]
                         if moves:
-                            v += dS[a, r] * wr
-                        out[i, j, m] += v
+                            v += w[j, r] * TdS[i, r, m]
+                    out[i, j, m] = v
+            else:
+                for m in range(top):
+                    out[i, j, m] = 0.0
     if sym == 1:
         for i in range(n):
             for j in range(n):
@@ -403,15 +418,20 @@ def _assemble(anc, wrt, moves, sym, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha
 
 
 @_njit
-def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
-    """The four tensors out (4, B, n, n, n): d2tau/dq dq, d2tau/dqd dqd, d2tau/dq dqd, dM/dq
-    (Pinocchio's index order, see partials.id_second_partials) for q, qd, qdd (B, n).
+def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, qq, vv, qv, dM, v2,
+                    m2, T):
+    """The four tensors (B, n, n, n) qq = d2tau/dq dq, vv = d2tau/dqd dqd, qv = d2tau/dq dqd,
+    dM = dM/dq (Pinocchio's index order, see partials.id_second_partials) for q, qd, qdd (B, n),
+    written in place.
 
-    Returns False, leaving out unfinished, when an input holds a NaN or an infinity."""
+    Work arrays of size O(n^2), kept by the caller between calls (:func:`second_workspace`):
+    freshly allocated megabytes cost page faults on every call (the allocator hands large
+    blocks back to the system), more than the arithmetic on a 50-link chain.
+
+    Returns False, leaving them unfinished, when an input holds a NaN or an infinity."""
     B, n = q.shape
     # work arrays are views of four blocks (one allocation each instead of ~45)
     v1, m1 = np.empty((18, n, 6)), np.empty((3, n, 6, 6))
-    v2, m2 = np.empty((22, n * n, 6)), np.empty((4, n * n, 6, 6))
     S, V, Vp, Sd, A, Ap, h, alpha, hc = v1[0], v1[1], v1[2], v1[3], v1[4], v1[5], v1[6], \
         v1[7], v1[8]
     F, x, y, z, w, Pq, Qq, Pv, Qv = v1[9], v1[10], v1[11], v1[12], v1[13], v1[14], v1[15], \
@@ -439,13 +459,18 @@ def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
         _pq(False, S, Ic, Bc, hc, dSv, dIcv, dBcv, dhcv, Pv, Qv, dPv, dQv)
         # d2tau/dq dq is symmetric in (j, k), dM/dq in (i, j)
         _assemble(anc, 0, True, 1, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
-                  dhcq, dFq, out[0, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
+                  dhcq, dFq, qq[b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z, T)
         _assemble(anc, 0, False, 0, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
-                  dhcv, dFv, out[2, b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z)
+                  dhcv, dFv, qv[b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z, T)
         _assemble(anc, 2, True, 2, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
-                  dhcq, dFq, out[3, b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z)
-        _christoffel(out[3, b], out[1, b])
+                  dhcq, dFq, dM[b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z, T)
+        _christoffel(dM[b], vv[b])
     return True
+
+
+def second_workspace(n):
+    """The O(n^2) work arrays (v2, m2, T) of :func:`second_partials` for n joints."""
+    return np.empty((22, n * n, 6)), np.empty((4, n * n, 6, 6)), np.empty((6, n, 6, n))
 
 
 @_njit

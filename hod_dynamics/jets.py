@@ -27,7 +27,8 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True):
     returned. ``finite=False`` skips the test for NaN and infinity, for callers whose
     compiled kernel tests every value it reads (and then calls this again to name the bad one).
     """
-    a = real_array(name, jet)
+    # a float64 ndarray (the usual call) skips the conversions real_array checks
+    a = jet if type(jet) is np.ndarray and jet.dtype == np.float64 else real_array(name, jet)
     n = check_model(model).n_dof
     refuse_floating(model)
     if a.ndim < 2 or a.shape[-1] != n or (a.shape[-2] < rows if at_least else a.shape[-2] != rows):

@@ -23,6 +23,7 @@ velocity ``nv = 6 + n`` (base body twist (omega, v) in the base frame, joint rat
 :mod:`hod_dynamics.floating`.
 """
 
+import math
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -466,8 +467,9 @@ def _check_finite(model, key, a):
 
 def batch_size(batch_shape):
     """Number of samples in a batch shape (explicit: ``reshape(-1, ...)`` cannot infer it when
-    the joint axis has length 0, a robot with no moving joint)."""
-    return int(np.prod(batch_shape, dtype=int))
+    the joint axis has length 0, a robot with no moving joint). ``math.prod`` on the tuple of
+    ints: ``np.prod`` costs microseconds, a third of a single sample's compiled kernel."""
+    return math.prod(batch_shape)
 
 
 def all_finite(a):

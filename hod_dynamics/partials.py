@@ -31,6 +31,7 @@ Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on 
 no Python loop runs over samples.
 """
 
+import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -353,7 +354,7 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     return tuple(_assemble(st, wrt).reshape(batch + (n, n)) for wrt in ("q", "qd", "qdd"))
 
 
-def id_second_partials(model, q, qd, qdd, *, backend=None):
+def id_second_partials(model, q, qd, qdd, *, backend=None, out=None):
     """Second-order partial derivatives of inverse dynamics (Singh, Russell and Wensing 2022).
 
     Returns ``(d2tau_dqdq, d2tau_dqddqd, d2tau_dqdqd, dM_dq)``, each (..., n, n, n), indexed
@@ -368,23 +369,61 @@ def id_second_partials(model, q, qd, qdd, *, backend=None):
     Cost O(n^3) time and memory per sample (large batches are processed in blocks that keep
     the temporaries near 200 MB); use :func:`id_partials_directional` for contractions.
     ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
+    ``out``: optionally four arrays (float64, C-contiguous, writable, shape (..., n, n, n) of
+    the broadcast batch) that receive the tensors in that order and are returned, so that a
+    loop (a controller, an optimiser) allocates nothing per call.
     """
     compiled = resolve_backend(backend) == "numba"
     batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
-    out = np.empty((4,) + batch + (n, n, n))
-    tensors = out.reshape(4, batch_size(batch), n, n, n)  # a view: the kernels write the result in place
+    shape = batch + (n, n, n)
+    out = tuple(np.empty((4,) + shape)) if out is None else _check_out(out, shape)
+    tensors = [t.reshape((batch_size(batch), n, n, n)) for t in out]  # views, written in place
     if compiled:
-        if not partials_kernels().second_partials(*_kernel_model(model), *flat, tensors):
+        if not partials_kernels().second_partials(*_kernel_model(model), *flat, *tensors,
+                                                  *_second_workspace(model)):
             _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
-        return tuple(out)
+        return out
     block = max(1, _SECOND_ORDER_BLOCK // max(n, 1) ** 3)
-    for s in range(0, tensors.shape[1], block):
-        tensors[:, s:s + block] = _second_partials(model, *(a[s:s + block] for a in flat))
+    for s in range(0, len(flat[0]), block):
+        for t, part in zip(tensors, _second_partials(model, *(a[s:s + block] for a in flat))):
+            t[s:s + block] = part
+    return out
+
+
+def _check_out(out, shape):
+    """The four caller-provided result arrays of :func:`id_second_partials`, checked."""
+    if not isinstance(out, (tuple, list)) or len(out) != 4:
+        raise InputError("out must be a tuple of 4 arrays (d2tau_dqdq, d2tau_dqddqd, "
+                         f"d2tau_dqdqd, dM_dq), got {type(out).__name__}")
+    for k, a in enumerate(out):
+        if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.shape == shape
+                and a.flags.c_contiguous and a.flags.writeable):
+            got = (f"{a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
+                   else type(a).__name__)
+            raise InputError(f"out[{k}] must be a writable C-contiguous float64 array of shape "
+                             f"{shape}, got {got}")
     return tuple(out)
 
 
 _SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials
+
+
+@per_model
+def _workspaces(model):
+    """Per-thread holder of the compiled kernel's work arrays for this model."""
+    return threading.local()
+
+
+def _second_workspace(model):
+    """Work arrays of the second-order kernel, kept per model and thread (the kernels release
+    the GIL, so two threads may run at once), allocated on the first call only."""
+    local = _workspaces(model)
+    try:
+        return local.arrays
+    except AttributeError:
+        local.arrays = partials_kernels().second_workspace(model.n_dof)
+        return local.arrays
 
 
 @per_model

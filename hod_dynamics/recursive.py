@@ -19,7 +19,7 @@ call evaluates many trajectory samples without a Python loop over samples.
 
 import numpy as np
 
-from .backend import kernel_array, kernels, map_chunks, resolve_backend
+from .backend import MIN_CHUNK, kernel_array, kernels, map_chunks, resolve_backend
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet, cross,
                    from_taylor, to_taylor)
@@ -178,8 +178,17 @@ def recursion(model, flat, K, batch, wrenches, compiled, refuse=None, root=None)
     """
     n = model.n_dof
     B = flat.shape[0]
-    terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
     out = np.empty((B, K, n))
+    if compiled and root is None and not wrenches and B < 2 * MIN_CHUNK:
+        # the common call (one sample, a controller's or a node's batch): validated once, one
+        # kernel call, no thread hand-off (HOD_DYNAMICS_THREADS is read only for batches it
+        # splits); the kernel tests finiteness as it reads
+        if not _rnea_numba(model, flat, K, None, out):
+            if refuse is not None:
+                refuse()
+            raise InputError("qjet holds a non-finite value")  # not reached after refuse
+        return out, None
+    terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
     base = None if root is None else np.empty((B, K, 6))
     if compiled:
         run, block = _rnea_numba, NUMBA_BLOCK
@@ -229,7 +238,7 @@ def _rnea_numba(model, jet, K, wext, out, root=None):
     Returns False (out unfinished) when the jet holds a NaN or an infinity."""
     wext = _NO_WRENCH if wext is None else kernel_array(wext)
     if root is None:
-        return kernels().rnea_jets(*_kernel_model(model), kernel_array(jet), K, wext, out)
+        return kernels().rnea_jets(*_kernel_geometry(model), kernel_array(jet), K, wext, out)
     quat, vbase, base = root
     return kernels().rnea_floating(*_kernel_model(model), *_kernel_base(model),
                                    kernel_array(jet), kernel_array(quat), kernel_array(vbase), K,
@@ -246,6 +255,14 @@ def _kernel_model(model):
     arrays = (model.parents.astype(np.int64), model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3],
               model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
     return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+@per_model
+def _kernel_geometry(model):
+    """``(parents, geometry)``: the model arrays of :func:`_kernel_model` but the parents end
+    to end in one flat array, the form ``rnea_jets`` takes (fewer arguments to convert)."""
+    parents, *arrays = _kernel_model(model)
+    return parents, np.concatenate([a.ravel() for a in arrays])
 
 
 @per_model

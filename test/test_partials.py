@@ -205,3 +205,23 @@ def test_second_order_blocks_agree(panda, monkeypatch):
     monkeypatch.setattr(partials, "_SECOND_ORDER_BLOCK", 2 * 7 ** 3)  # blocks of 2 samples
     for a, b in zip(whole, hd.id_second_partials(panda, q, qd, qdd)):
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * np.abs(a).max())
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_second_partials_into_caller_arrays(panda, backend):
+    """``out=``: the tensors land in the caller's arrays (returned as they are), the same
+    numbers as freshly allocated ones, and a wrong array is refused by name before anything
+    is written."""
+    q, qd, qdd = _states(panda, 3, seed=4)
+    out = tuple(np.full((3, 7, 7, 7), np.nan) for _ in range(4))
+    got = hd.id_second_partials(panda, q, qd, qdd, backend=backend, out=out)
+    assert all(a is b for a, b in zip(got, out))
+    for a, b in zip(out, hd.id_second_partials(panda, q, qd, qdd, backend=backend)):
+        np.testing.assert_array_equal(a, b)
+    bad = [out[:3], out[:3] + (np.empty((3, 7, 7, 7), dtype=np.float32),),
+           out[:2] + (np.empty((2, 7, 7, 7)), out[3]), out[:3] + (np.empty((3, 7, 7, 14))[..., ::2],)]
+    for wrong, message in zip(bad, ["out must be a tuple of 4 arrays", r"out\[3\] .* float32",
+                                    r"out\[2\] .* shape \(3, 7, 7, 7\), got float64 array of "
+                                    r"shape \(2, 7, 7, 7\)", r"out\[3\] must be a writable C-"]):
+        with pytest.raises(hd.InputError, match=message):
+            hd.id_second_partials(panda, q, qd, qdd, backend=backend, out=wrong)
