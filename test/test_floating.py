@@ -85,6 +85,27 @@ def test_tau_mass_matrix_partials_match_pinocchio(robot, backend):
     assert rel_err(one[0], ref[3][2]) < 1e-10 and one[0].shape == (6 + n, 6 + n)
 
 
+def test_forward_dynamics_matches_pinocchio_aba(robot):
+    """a = M^-1 (tau - h) of a free-flying tree against Pinocchio's ABA with a free flyer; the
+    generalised force is the base wrench (torque, force; base frame) then joint torques."""
+    model, pr = robot
+    rng = np.random.default_rng(11)
+    q, v, tau = random_floating_state(model, rng, (3,))
+    if np.linalg.matrix_rank(hd.mass_matrix(model, q[0])) < model.nv:  # a joint moving no mass
+        with pytest.raises(hd.InputError, match="mass matrix is singular"):
+            hd.forward_dynamics(model, q, v, tau)
+        return
+    a = hd.forward_dynamics(model, q, v, tau)
+    assert a.shape == (3, 6 + model.n_dof)
+    for b in range(3):
+        ref = np.array(pr.pin.aba(pr.model, pr.data, pr.q(q[b]), pr.v(v[b]), pr.v(tau[b])))[pr.vidx]
+        assert rel_err(a[b], ref) < 1e-10
+    assert rel_err(hd.forward_dynamics(model, q[0], v[0], tau[0]), a[0]) < 1e-10
+    assert rel_err(hd.inverse_dynamics(model, q, v, a), tau) < 1e-10
+    with pytest.raises(hd.InputError, match="tau must have shape"):
+        hd.forward_dynamics(model, q, v, tau[:, 6:])
+
+
 def exact_se3_motion(n, t, rows, seed=0):
     """Configurations (len(t), 7+n) and velocity jets (len(t), rows, 6+n) of
     H(t) = H0 exp(s(t) xi) exp(r(t) eta) with sinusoidal s, r and joints, exactly.
