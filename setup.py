@@ -44,6 +44,7 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
+    py_modules=["hod_dynamics_nodes"],  # the executables' entry points (signals blocked first)
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
     data_files=data_files,
     install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5"],
@@ -52,5 +53,5 @@ setup(
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",
-    ] + [f"{name} = hod_dynamics.ros.{name}:main" for name in NODES]},
+    ] + [f"{name} = hod_dynamics_nodes:{name}" for name in NODES]},
 )

@@ -52,7 +52,7 @@ class FeedforwardResult:
         return None if self.u is None else self.u / self.gear_ratio
 
 
-def feedforward(model, trajectory, t, order, actuators=None):
+def feedforward(model, trajectory, t, order, actuators=None, *, backend=None):
     """tau-jets and motor references along ``trajectory`` at times ``t``.
 
     ``model``: a :class:`RobotModel`; ``trajectory``: a :class:`Trajectory` whose joints
@@ -60,7 +60,8 @@ def feedforward(model, trajectory, t, order, actuators=None):
     ``trajectory.for_model(model, allow_extra=True)``); ``t`` (B,) times (s, a scalar gives B = 1);
     ``order``: the torque order k >= 0; ``actuators``: None (rigid, no motor references), an
     :class:`~hod_dynamics.actuators.ActuatorSet`, a dict or a YAML path for
-    :func:`~hod_dynamics.actuators.load_actuators`. Returns a :class:`FeedforwardResult`.
+    :func:`~hod_dynamics.actuators.load_actuators`; ``backend``: as for
+    :func:`~hod_dynamics.time_derivatives`. Returns a :class:`FeedforwardResult`.
     Raises :class:`TrajectoryError` if the trajectory is not smooth enough for ``order``.
     """
     order = check_order(order)
@@ -74,7 +75,7 @@ def feedforward(model, trajectory, t, order, actuators=None):
     if t.ndim != 1:
         raise InputError(f"t must be a scalar or a 1-D array of times, got shape {t.shape}")
     qjet = traj.jet(t, inner + 2)
-    taujet = time_derivatives(model, qjet, inner)
+    taujet = time_derivatives(model, qjet, inner, backend=backend)
     result = dict(joint_names=tuple(model.joint_names), t=t, qjet=qjet[..., :order + 3, :],
                   taujet=taujet[..., :order + 1, :])
     if acts is None:
@@ -87,7 +88,7 @@ def feedforward(model, trajectory, t, order, actuators=None):
 MAX_PROFILE_SAMPLES = 2_000_000
 
 
-def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limits=None):
+def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limits=None, backend=None):
     """Feedforward over the whole span of ``trajectory`` sampled at ``rate`` Hz, and its limits.
 
     Returns ``(FeedforwardResult, LimitReport)``: samples at t = start + k / rate up to the end,
@@ -106,7 +107,7 @@ def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limit
                          f"(more than {MAX_PROFILE_SAMPLES}); lower the rate")
     t = traj.start + np.arange(count) / rate
     rows = 1 if effort_rate_limits is not None else 0  # tau' is needed to check rate limits
-    result = feedforward(model, traj, t, max(order, rows), actuators)
+    result = feedforward(model, traj, t, max(order, rows), actuators, backend=backend)
     report = limit_report(model, t, result.qjet, result.taujet, effort_rate_limits)
     if order < rows:
         result = FeedforwardResult(**{**result.__dict__, "qjet": result.qjet[:, :order + 3],
