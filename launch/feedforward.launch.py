@@ -6,35 +6,33 @@ Arguments: ``urdf`` (URDF file; empty: the node reads /robot_description), ``con
 (parameter YAML, default share/hod_dynamics/config/feedforward.yaml), ``actuators`` (actuator
 YAML file, or the name of one in share/hod_dynamics/config such as ``actuators_sea``; empty:
 rigid joints), ``namespace``, ``use_sim_time`` (follow /clock, e.g. with ``ros2 bag play --clock``).
+
+A ``urdf``, ``config`` or ``actuators`` that names no file stops the launch before the node
+starts (status 1); the node is required: if it exits with an error, the launch shuts down
+(status 1).
 """
 
-import os
-
-from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-
-def _config_file(name, share):
-    """A file path, or the name of a YAML file shipped in share/hod_dynamics/config."""
-    if not name or os.path.isfile(name):
-        return name
-    return os.path.join(share, "config", name if name.endswith(".yaml") else f"{name}.yaml")
+from hod_dynamics.ros.launch_support import existing_file, required
 
 
 def _feedforward_node(context):
-    share = get_package_share_directory("hod_dynamics")
-    urdf = LaunchConfiguration("urdf").perform(context)
-    params = {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true"),
-              "actuators": _config_file(LaunchConfiguration("actuators").perform(context), share)}
+    def argument(name):
+        return LaunchConfiguration(name).perform(context)
+
+    params = {"use_sim_time": argument("use_sim_time").lower() in ("1", "true"),
+              "actuators": existing_file("actuators", argument("actuators"), "config", ".yaml")}
+    urdf = existing_file("urdf", argument("urdf"), "urdf", ".urdf")
     if urdf:
         params["urdf_path"] = urdf
-    config = _config_file(LaunchConfiguration("config").perform(context), share)
-    return [Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
-                 namespace=LaunchConfiguration("namespace"), output="screen",
-                 parameters=[config or os.path.join(share, "config", "feedforward.yaml"), params])]
+    config = existing_file("config", argument("config") or "feedforward", "config", ".yaml")
+    node = Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
+                namespace=LaunchConfiguration("namespace"), output="screen", parameters=[config, params])
+    return required(node, "hod_feedforward")
 
 
 def generate_launch_description():
