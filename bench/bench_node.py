@@ -5,6 +5,11 @@ Starts ``feedforward_node`` as its own process (the installed executable if pres
 measures from a separate subscriber process-side thread: the sustained receive rate, the jitter
 of the message intervals (against the 1 ms period), and the node's CPU use from /proc.
 Run: ``python bench/bench_node.py [--rate 1000] [--seconds 5] [--order 2]``.
+
+``--first-sample``: instead, the start on a fresh install: with an empty ``NUMBA_CACHE_DIR``,
+the time from starting the process to the node's readiness (subscribed to ~/trajectory), to
+its first correct feedforward sample (equal to inverse dynamics), and to the compiled kernels
+taking over (its log line).
 """
 
 import argparse
@@ -12,6 +17,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -47,12 +53,70 @@ def node_command(args, urdf):
                   "-p", f"locked_positions:=[{','.join(str(v) for v in locked.values())}]"]
 
 
+def first_sample(args):
+    """Times to readiness, first correct sample and compiled take-over on an empty numba cache."""
+    import hod_dynamics as hd
+
+    model = erd_model("panda")
+    cache = tempfile.mkdtemp(prefix="numba_cache_")
+    rclpy.init()
+    node = rclpy.create_node("bench_first_sample")
+    got = []
+    node.create_subscription(JointTrajectory, "/hod_feedforward/feedforward",
+                             lambda m: got.append((time.perf_counter(), m)), 1000)
+    pub = node.create_publisher(JointTrajectory, "/hod_feedforward/trajectory", 10)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    threading.Thread(target=executor.spin, daemon=True).start()
+    times = np.linspace(0.0, 4.0, 5)
+    pos = 0.3 * np.sin(np.linspace(0, np.pi, 5))[:, None] * np.ones(model.n_dof) + np.array([0, 0, 0, -1.5, 0, 1.5, 0])
+    log = []
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(node_command(args, erd_path("panda")), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, NUMBA_CACHE_DIR=cache))
+    threading.Thread(target=lambda: [log.append((time.perf_counter(), line)) for line in proc.stderr],
+                     daemon=True).start()
+    try:
+        while pub.get_subscription_count() == 0 and time.perf_counter() - t0 < 60:
+            time.sleep(0.001)
+        ready = time.perf_counter()
+        pub.publish(trajectory_msg(model.joint_names, times, pos))
+        first = None
+        while first is None and time.perf_counter() - t0 < 60:
+            for t, m in list(got):
+                p = m.points[0]
+                tau = hd.inverse_dynamics(model, p.positions, p.velocities, p.accelerations)
+                if np.allclose(p.effort, tau, rtol=1e-9, atol=1e-9):
+                    first = t
+                    break
+            time.sleep(0.005)
+        while not any("takes over" in line for _, line in log) and time.perf_counter() - t0 < 300:
+            time.sleep(0.05)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+        executor.shutdown()
+        rclpy.try_shutdown()
+    over = next((t for t, line in log if "takes over" in line), None)
+    print(f"feedforward_node, Panda (7 DoF), order {args.order}, publish_rate {args.rate:g} Hz, "
+          f"empty NUMBA_CACHE_DIR ({cache})")
+    print("| event (from starting the process) | time |\n| --- | ---: |")
+    print(f"| ready (subscribed to ~/trajectory) | {ready - t0:.2f} s |")
+    print(f"| first correct feedforward sample | {first - t0:.2f} s |" if first else "| first correct sample | none |")
+    print(f"| compiled kernels take over | {over - t0:.2f} s |" if over else "| compiled kernels take over | not seen |")
+    print(f"| exit code after SIGINT | {proc.returncode} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=1000.0)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--order", type=int, default=2)
+    parser.add_argument("--first-sample", action="store_true",
+                        help="time to the first correct sample on an empty numba cache")
     args = parser.parse_args()
+    if args.first_sample:
+        return first_sample(args)
     model = erd_model("panda")
     proc = subprocess.Popen(node_command(args, erd_path("panda")), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)

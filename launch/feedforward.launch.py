@@ -21,15 +21,14 @@ from hod_dynamics.ros.launch_support import existing_file, required
 
 
 def _feedforward_node(context):
-    def argument(name):
-        return LaunchConfiguration(name).perform(context)
-
-    params = {"use_sim_time": argument("use_sim_time").lower() in ("1", "true"),
-              "actuators": existing_file("actuators", argument("actuators"), "config", ".yaml")}
-    urdf = existing_file("urdf", argument("urdf"), "urdf", ".urdf")
+    actuators = LaunchConfiguration("actuators").perform(context)
+    params = {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true"),
+              "actuators": existing_file("actuators", actuators, "config", ".yaml")}
+    urdf = existing_file("urdf", LaunchConfiguration("urdf").perform(context), "urdf", ".urdf")
     if urdf:
         params["urdf_path"] = urdf
-    config = existing_file("config", argument("config") or "feedforward", "config", ".yaml")
+    config = LaunchConfiguration("config").perform(context) or "feedforward"
+    config = existing_file("config", config, "config", ".yaml")
     node = Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
                 namespace=LaunchConfiguration("namespace"), output="screen", parameters=[config, params])
     return required(node, "hod_feedforward")

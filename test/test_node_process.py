@@ -54,7 +54,7 @@ class Client:
     def __init__(self, domain, listen=True):
         self.context = rclpy.Context()
         rclpy.init(context=self.context, domain_id=domain)
-        self.node = rclpy.create_node("hod_signal_client", context=self.context)
+        self.node = rclpy.create_node(f"hod_signal_client_{domain}", context=self.context)
         self.pub = self.node.create_publisher(JointTrajectory, f"{NS}/trajectory", 10)
         if listen:  # the demo publisher sends only to a subscriber
             self.node.create_subscription(JointTrajectory, f"{NS}/trajectory", lambda msg: None, 10)
