@@ -6,7 +6,6 @@ subscribes to ``~/trajectory`` only when it is ready to serve, so this waits for
 message's header stamp is zero, so the receiver starts it on arrival.
 """
 
-import sys
 
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory

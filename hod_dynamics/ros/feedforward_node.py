@@ -6,20 +6,23 @@ Interface (``~`` = the node's namespace, see README "ROS 2 interface" for types 
 - robot model from parameter ``robot_description`` (URDF XML), else parameter ``urdf_path``,
   else topic ``robot_description`` (relative: ``/robot_description`` without a namespace;
   std_msgs/String, transient local);
-- subscribes ``~/trajectory`` (trajectory_msgs/JointTrajectory);
+- once it has a model it is *ready*: it subscribes ``~/trajectory``
+  (trajectory_msgs/JointTrajectory) and offers the service ``~/compute_profile``
+  (std_srvs/Trigger, publishing ``~/torque_profile`` and ``~/torque_profile_derivatives``,
+  transient local); with numba, the compiled kernels are prepared in a background thread and
+  take over from the numpy path when ready;
 - publishes ``~/feedforward``, ``~/torque_derivatives``, ``~/motor_reference``,
-  ``~/motor_derivatives``, optionally ``~/effort_command``, and ``/diagnostics``;
-- service ``~/compute_profile`` (std_srvs/Trigger) publishing ``~/torque_profile`` and
-  ``~/torque_profile_derivatives`` (transient local).
+  ``~/motor_derivatives``, ``~/effort_command`` (only while ``publish_effort_command``), and
+  ``/diagnostics``.
 
-Bad input never stops the node: a rejected trajectory is logged in one line, counted in the
-diagnostics, and the current trajectory goes on. Only an invalid robot model given by
-parameter ends the node (exit code 1, one fatal log line).
+Parameters: PARAMETERS. Bad input never stops the node: a rejected trajectory is logged in
+one line, counted in the diagnostics, and the current trajectory goes on. A node that cannot
+start (a parameter, the model or the actuators given by parameter) logs one FATAL line naming
+the parameter and exits with code 1 (:mod:`.process`).
 """
 
 import json
 import os
-import sys
 import threading
 import time
 
@@ -443,7 +446,7 @@ class FeedforwardNode(Node):
                       accepted_messages=s["accepted"], compute_time_mean_us=round(mean * 1e6, 1),
                       compute_time_max_us=round(s["compute_max_s"] * 1e6, 1),
                       last_rejection=s["last_rejection"], stream_errors=s["stream_errors"],
-                      last_stream_error=s["last_stream_error"])
+                      last_stream_error=s["last_stream_error"], backend=self.backend)
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
