@@ -7,6 +7,12 @@ ends the process cleanly with exit code 0. Every thread started later inherits t
 mask: the signals are only ever received by the main thread's ``sigtimedwait``.
 
     python -m hod_dynamics_nodes feedforward_node --ros-args -p urdf_path:=robot.urdf
+
+The launchers in ``lib/hod_dynamics`` (pip route) go further: they start the interpreter
+without ``site`` (``python -S``), block the signals in their first statement, then run
+``site.main()`` (the .pth files of a venv take a few hundred ms, and the ROS wheels' one
+re-executes the interpreter, which keeps the blocked mask and pending signals) and
+:func:`main`. Only the interpreter's own start (tens of ms) is left to the kernel's defaults.
 """
 
 import signal
@@ -34,9 +40,13 @@ def demo_trajectory_publisher():
     _run("demo_trajectory_publisher")
 
 
-if __name__ == "__main__":
+def main():
+    """``sys.argv[1]`` names the node; the rest are its arguments (``--ros-args ...``)."""
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     if len(sys.argv) < 2 or sys.argv[1] not in ("feedforward_node", "demo_trajectory_publisher"):
         sys.exit("usage: python -m hod_dynamics_nodes {feedforward_node,demo_trajectory_publisher} [ARGS...]")
-    name = sys.argv.pop(1)
-    _run(name)
+    _run(sys.argv.pop(1))
+
+
+if __name__ == "__main__":
+    main()
