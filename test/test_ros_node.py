@@ -504,7 +504,7 @@ def test_effort_command_is_advertised_only_while_enabled(harness):
     got = harness.collect(Float64MultiArray, topic)
     wait_for(lambda: len(got) > 2, 10, "effort commands")
     gravity = hd.inverse_dynamics(node.model, [0.1] * 7, np.zeros(7), np.zeros(7))
-    np.testing.assert_allclose(got[-1].data, gravity, rtol=1e-12)
+    np.testing.assert_allclose(got[-1].data, gravity, rtol=1e-12, atol=1e-12)
     assert node.set_parameters([Parameter("publish_effort_command", value=False)])[0].successful
     wait_for(lambda: harness.client.count_publishers(topic) == 0, 10, "~/effort_command to be withdrawn")
 
@@ -517,3 +517,10 @@ def test_a_single_point_with_a_nan_is_named_as_point_0(harness):
     pub.publish(trajectory_msg(node.model.joint_names, [0.5], target))
     wait_for(lambda: node.stats["rejected"] == 1, 10, "the rejection")
     assert node.stats["last_rejection"] == "waypoint 0, joint 'iiwa_joint_3': position nan is not finite"
+
+
+def test_a_misspelt_parameter_is_named_in_a_warning(harness, capfd):
+    node = make_node(harness, publish_rat=100.0)
+    assert node.get_parameter("publish_rate").value == 500.0
+    err = capfd.readouterr().err
+    assert "ignoring parameters this node does not have: ['publish_rat']" in err, err

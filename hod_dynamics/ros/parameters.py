@@ -61,8 +61,9 @@ class Spec:
 
 def declare(node, specs):
     """Declare every parameter of ``specs`` on ``node`` with its override or default; raise
-    StartupError naming the first parameter whose given value is invalid."""
-    overrides = getattr(node, "_parameter_overrides", {})  # only to quote the value in errors
+    StartupError naming the first parameter whose given value is invalid. Warns (one line)
+    about given parameters the node does not have."""
+    overrides = getattr(node, "_parameter_overrides", {})  # to quote values and find unknown names
     for spec in specs:
         try:
             if spec.is_array:
@@ -75,6 +76,10 @@ def declare(node, specs):
         reason = check(spec, node.get_parameter(spec.name))
         if reason:
             raise StartupError(reason)
+    unknown = sorted(name for name in overrides if not node.has_parameter(name)
+                     and not name.startswith("qos_overrides."))  # declared later, with publishers
+    if unknown:  # rclpy ignores them silently: a misspelt name would look like a default
+        node.get_logger().warning(f"ignoring parameters this node does not have: {unknown}")
 
 
 def descriptor(spec):
