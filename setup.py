@@ -31,6 +31,8 @@ BAG = ["rosbags>=0.11"]  # analyze-bag: Reader of single .mcap/.db3 files, Write
 PLOT = ["matplotlib>=3.5"]
 # compiled kernels for the recursive algorithm (optional: the numpy path runs without it)
 FAST = ["numba>=0.59"]
+# xacro robot descriptions (RobotModel.from_urdf of a .xacro); ament_index_python resolves $(find pkg)
+XACRO = ["xacro>=2.0", "ros-ament-index-python"]
 # colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
         "setuptools"]
@@ -47,9 +49,9 @@ setup(
     py_modules=["hod_dynamics_nodes"],  # the executables' entry points (signals blocked first)
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
     data_files=data_files,
-    install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5"],
-    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "test": TEST,
-                    "all": ROS + BAG + PLOT + FAST + TEST},
+    install_requires=["numpy>=1.22", "scipy>=1.8", "pyyaml>=5"],
+    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "test": TEST,
+                    "all": ROS + BAG + PLOT + FAST + XACRO + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",

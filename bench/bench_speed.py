@@ -14,6 +14,10 @@ Times in one run, on the Panda (example-robot-data, fingers locked), TALOS (redu
   ``computeRNEADerivatives``; neighbouring states from the Taylor polynomial of the jet,
   prepared outside the timed region). Batched Pinocchio rows loop in Python over 1,000 samples.
 
+Floating-base rows (Solo 12, TALOS with a free base; Pinocchio's free flyer in the same run):
+``hd.inverse_dynamics``, ``hd.time_derivatives`` order 2 and 4, ``hd.id_partials``,
+``hd.mass_matrix`` beside ``rnea``, ``computeRNEADerivatives`` and the FD route.
+
 Then scaling in the number of bodies (chains of 7, 14, 28, 56 joints) and in the order (0..6,
 Panda), a 1,000,000-sample profile (time and peak traced memory), and numba's compile time
 (a cold compile in a subprocess with an empty cache directory, and the cached load).
@@ -38,7 +42,8 @@ sys.path[:0] = [HERE, os.path.join(HERE, "..", "test"), os.path.join(HERE, "..")
 import hod_dynamics as hd  # noqa: E402
 from bench_partials import median_time  # noqa: E402
 from hod_dynamics.backend import THREADS_ENV_VAR, compute_threads, resolve_backend  # noqa: E402
-from oracles import CENTRAL_7, PinocchioRobot, chain_urdf, pinocchio_robot  # noqa: E402
+from oracles import (CENTRAL_7, PinocchioRobot, chain_urdf, floating_pinocchio_robot,  # noqa: E402
+                     pinocchio_robot, random_floating_state)
 
 BATCH = 10_000
 PIN_BATCH = 1_000
@@ -162,6 +167,76 @@ def bench_robot(name, model, pr, quick):
     rows.append(f"| {name} (n={n}) | (error of the Pinocchio FD tau_dd, relative to max) | | "
                 f"{fd_err:.1e} | |")
     return rows, times
+
+
+def bench_floating(name, quick):
+    """Floating-base rows (free base, Pinocchio's JointModelFreeFlyer in the same run): tau,
+    partials and the FD route to (tau, tau_d, tau_dd) as for the fixed-base robots; the
+    neighbouring states of the FD route are ``pin.integrate`` of the velocity's Taylor
+    polynomial (the timing of the route; its accuracy is measured for fixed bases above)."""
+    model, pr = floating_pinocchio_robot(name)
+    pin, pm, data = pr.pin, pr.model, pr.data
+    n, B = model.n_dof, (1_000 if quick else BATCH)
+    rng = np.random.default_rng(0)
+    q, v, a = random_floating_state(model, rng, (B,))
+    vjet2 = np.stack([v, a, 0.5 * a[::-1], 0.3 * v[::-1]], axis=-2)  # v and 3 derivatives
+    vjet4 = np.concatenate([vjet2, 0.2 * vjet2[:, :2]], axis=-2)
+    pq, pv, pa, pj = pr.q(q[0]), pr.v(v[0]), pr.v(a[0]), pr.v(vjet2[0, 2])
+    lower = np.tril_indices(pm.nv, -1)
+
+    def tau_d(qq, vv, aa, jj):
+        dq, dv, M = pin.computeRNEADerivatives(pm, data, qq, vv, aa)
+        M[lower] = M.T[lower]
+        return dq @ vv + dv @ aa + M @ jj
+
+    pv3 = pr.v(vjet2[0, 3])
+    shifts = []
+    for m in range(-3, 4):
+        d = m * H
+        shifts.append((pin.integrate(pm, pq, pv * d + pa * d * d / 2 + pj * d ** 3 / 6),
+                       pv + pa * d + pj * d * d / 2, pa + pj * d + pv3 * d * d / 2, pj + pv3 * d))
+
+    def fd_route():
+        tau = pin.rnea(pm, data, *shifts[3][:3])
+        tds = [tau_d(*st) for st in shifts]
+        return tau, tds[3], sum(c * td for c, td in zip(CENTRAL_7, tds)) / H
+
+    pin_1 = {"rnea": median_time(lambda: pin.rnea(pm, data, pq, pv, pa), BUDGET),
+             "rnea_derivatives": median_time(
+                 lambda: pin.computeRNEADerivatives(pm, data, pq, pv, pa), BUDGET),
+             "tau_d": median_time(lambda: tau_d(pq, pv, pa, pj), BUDGET),
+             "fd_route": median_time(fd_route, BUDGET)}
+    rows = []
+
+    def add(label, batch, t, ref_key):
+        rows.append(f"| {name} floating (n=6+{n}) | {label} | {batch} | {us(t)} | "
+                    f"{t / pin_1[ref_key]:.3f} |")
+
+    for key, label in (("rnea", "pin.rnea (free flyer)"),
+                       ("rnea_derivatives", "pin.computeRNEADerivatives"),
+                       ("tau_d", "pin exact tau_d"), ("fd_route", "pin tau, tau_d, tau_dd (FD)")):
+        add(label, 1, pin_1[key], key)
+    add("hd.inverse_dynamics", 1,
+        median_time(lambda: hd.inverse_dynamics(model, q[0], v[0], a[0]), BUDGET), "rnea")
+    for order, jet in ((2, vjet2), (4, vjet4)):
+        add(f"hd.time_derivatives order {order}", 1,
+            median_time(lambda: hd.time_derivatives(model, q[0], jet[0], order), BUDGET),
+            "fd_route")
+        add(f"hd.time_derivatives order {order}", B,
+            median_time(lambda: hd.time_derivatives(model, q, jet, order), BUDGET) / B,
+            "fd_route")
+    Bn = min(B, 1000)
+    add("hd.time_derivatives order 2, numpy backend", Bn, median_time(
+        lambda: hd.time_derivatives(model, q[:Bn], vjet2[:Bn], 2, backend="numpy"), BUDGET) / Bn,
+        "fd_route")
+    add("hd.id_partials", 1,
+        median_time(lambda: hd.id_partials(model, q[0], v[0], a[0]), BUDGET), "rnea_derivatives")
+    add("hd.id_partials, numpy backend", 1, median_time(
+        lambda: hd.id_partials(model, q[0], v[0], a[0], backend="numpy"), BUDGET),
+        "rnea_derivatives")
+    add("hd.mass_matrix", 1, median_time(lambda: hd.mass_matrix(model, q[0]), BUDGET),
+        "rnea_derivatives")
+    return rows
 
 
 def robots(quick):
@@ -305,8 +380,12 @@ def main():
         panda = panda or model
         rows, times[name] = bench_robot(name, model, pr, quick)
         print("\n".join(rows), flush=True)
+    for name in ("solo12", "talos"):
+        print("\n".join(bench_floating(name, quick)), flush=True)
     print("\nratio: time / the Pinocchio route at the same batch size: (tau, tau_d, tau_dd) FD "
-          "route for time_derivatives, computeRNEADerivatives for the partials")
+          "route for time_derivatives, computeRNEADerivatives for the partials; floating rows: "
+          "to Pinocchio's one-sample time (rnea for inverse_dynamics, computeRNEADerivatives "
+          "for id_partials and mass_matrix)")
     exponent = scaling_dof(quick)
     scaling_order(panda, quick)
     extra_memory = None if quick else million(panda)

@@ -16,7 +16,7 @@ from .closed_form import (coriolis_matrix_derivatives, external_wrench_derivativ
 from .crba import kinetic_energy, mass_matrix
 from .bag import JointStates, read_joint_states
 from .dynamics import inverse_dynamics, time_derivatives
-from .errors import HodDynamicsError, InputError, ModelError, TrajectoryError
+from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
 from .feedforward import FeedforwardResult, feedforward
 from .model import Frame, RobotModel
 from .partials import (id_partials, id_partials_directional, id_second_order_rate,
@@ -24,12 +24,12 @@ from .partials import (id_partials, id_partials_directional, id_second_order_rat
 from .robots import load_robot, robot_path, shipped_robots
 from .trajectory import (LimitReport, LimitViolation, Trajectory, load_trajectory,
                          shipped_trajectories)
-from . import paper_examples  # noqa: F401  re-exported: hd.paper_examples
+from . import floating, paper_examples  # noqa: F401  re-exported: hd.floating, hd.paper_examples
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Frame", "HodDynamicsError", "InputError", "ModelError", "RobotModel", "TrajectoryError",
+    "Frame", "HodDynamicsError", "HodDynamicsWarning", "InputError", "ModelError", "RobotModel", "TrajectoryError",
     "coriolis_matrix_derivatives", "external_wrench_derivatives", "gravity_derivatives",
     "mass_matrix_derivatives",
     "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",

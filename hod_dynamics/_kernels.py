@@ -209,15 +209,20 @@ def _body_wrench(M, i, V, G, h, W, K, S):
 
 @_njit
 def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P, V, G, W,
-              h, wc, E):
+              h, wc, E, VR, GR, WR):
     """Sample b of :func:`rnea_jets`, without lanes: the same recursion on scalars, for one
     sample or a few, where the lanes' loop and call overheads cost more than the arithmetic.
 
     Work arrays (from :func:`rnea_jets`): R, P (n, K+1, 3, 3) the blocks of the Ad
     coefficients, V (n, K+1, 6), G (n, K, 3), W (n, K, 6), h (K, 6), wc (K+1,), E (3, 3).
+    A floating base (``VR.shape[0] > 0``, see :func:`rnea_floating`): the bodies without a
+    parent move with the base twist coefficients ``VR[b]`` (K+1, 6) and feel the gravity
+    coefficients ``GR[b]`` (K, 3); their wrenches, moved to the base frame, are added to
+    ``WR`` (K, 6).
     """
     n = screws.shape[0]
     has_w = wext.shape[1] > 0
+    floating = VR.shape[0] > 0
     for i in range(n):
         par = parents[i]
         for k in range(K + 1):
@@ -262,23 +267,32 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
             if k < K:
                 G[i, k, 0] = G[i, k, 1] = G[i, k, 2] = 0.0
             for j in range(k + 1):
-                if par < 0:
-                    if j == k and k < K:  # the base: G = (0, -g), constant
+                if par < 0 and not floating:
+                    if j == k and k < K:  # the fixed base: G = (0, -g), constant
                         for r in range(3):
                             G[i, k, r] = (R[i, k, r, 0] * g0[3] + R[i, k, r, 1] * g0[4]
                                           + R[i, k, r, 2] * g0[5])
                     continue
                 m = k - j
-                x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
-                x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
+                gp0 = gp1 = gp2 = 0.0
+                if par < 0:  # the floating base's twist and gravity
+                    x0, x1, x2 = VR[b, m, 0], VR[b, m, 1], VR[b, m, 2]
+                    x3, x4, x5 = VR[b, m, 3], VR[b, m, 4], VR[b, m, 5]
+                    if k < K:
+                        gp0, gp1, gp2 = GR[b, m, 0], GR[b, m, 1], GR[b, m, 2]
+                else:
+                    x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
+                    x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
+                    if k < K:
+                        gp0, gp1, gp2 = G[par, m, 0], G[par, m, 1], G[par, m, 2]
                 for r in range(3):
                     V[i, k, r] += R[i, j, r, 0] * x0 + R[i, j, r, 1] * x1 + R[i, j, r, 2] * x2
                     V[i, k, r + 3] += (P[i, j, r, 0] * x0 + P[i, j, r, 1] * x1 + P[i, j, r, 2] * x2
                                        + R[i, j, r, 0] * x3 + R[i, j, r, 1] * x4
                                        + R[i, j, r, 2] * x5)
                     if k < K:
-                        G[i, k, r] += (R[i, j, r, 0] * G[par, m, 0] + R[i, j, r, 1] * G[par, m, 1]
-                                       + R[i, j, r, 2] * G[par, m, 2])
+                        G[i, k, r] += (R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1
+                                       + R[i, j, r, 2] * gp2)
         # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
         for k in range(K):
             for r in range(6):
@@ -313,56 +327,79 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
                 t += W[i, k, r] * screws[i, r]
             out[b, k, i] = t * fact[k]
         par = parents[i]
-        if par >= 0:
+        if par >= 0 or floating:
             # W_par,k += sum_j Ad_j^T W_i,k-j:  Ad^T (t, f) = (R^T t + P^T f, R^T f)
             for k in range(K):
                 for j in range(k + 1):
                     m = k - j
                     for c in range(3):
-                        W[par, k, c] += (R[i, j, 0, c] * W[i, m, 0] + R[i, j, 1, c] * W[i, m, 1]
-                                         + R[i, j, 2, c] * W[i, m, 2] + P[i, j, 0, c] * W[i, m, 3]
-                                         + P[i, j, 1, c] * W[i, m, 4] + P[i, j, 2, c] * W[i, m, 5])
-                        W[par, k, c + 3] += (R[i, j, 0, c] * W[i, m, 3] + R[i, j, 1, c] * W[i, m, 4]
-                                             + R[i, j, 2, c] * W[i, m, 5])
+                        t = (R[i, j, 0, c] * W[i, m, 0] + R[i, j, 1, c] * W[i, m, 1]
+                             + R[i, j, 2, c] * W[i, m, 2] + P[i, j, 0, c] * W[i, m, 3]
+                             + P[i, j, 1, c] * W[i, m, 4] + P[i, j, 2, c] * W[i, m, 5])
+                        f = (R[i, j, 0, c] * W[i, m, 3] + R[i, j, 1, c] * W[i, m, 4]
+                             + R[i, j, 2, c] * W[i, m, 5])
+                        if par >= 0:
+                            W[par, k, c] += t
+                            W[par, k, c + 3] += f
+                        else:
+                            WR[k, c] += t
+                            WR[k, c + 3] += f
 
 
 @_njit
-def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
-    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
-    one below ``ONE_BY_ONE_BELOW`` samples).
-
-    ``parents`` (n,) int, ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
-    ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; ``jet`` (B, >=K+2, n)
-    derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
-    with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
-    not coefficients) and returns True; returns False, computing nothing, when the rows it
-    reads hold a NaN or an infinity.
-    """
-    B = jet.shape[0]
-    n = screws.shape[0]
-    for b in range(B):
-        for r in range(K + 2):
-            for i in range(n):
+def _jet_finite(jet, rows):
+    """True when rows 0..rows-1 of the jet (B, >=rows, n) hold no NaN or infinity."""
+    for b in range(jet.shape[0]):
+        for r in range(rows):
+            for i in range(jet.shape[2]):
                 if not np.isfinite(jet[b, r, i]):
                     return False
+    return True
+
+
+@_njit
+def _factorials(m):
+    """(m,) array 0!, 1!, ..., (m-1)!."""
+    fact = np.ones(m)
+    for k in range(1, m):
+        fact[k] = fact[k - 1] * k
+    return fact
+
+
+@_njit
+def _one_by_one_work(n, K):
+    """Work arrays of :func:`_rnea_one`: R, P, V, G, W, h, wc, E."""
+    return (np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 6)),
+            np.empty((n, K, 3)), np.empty((n, K, 6)), np.empty((K, 6)), np.empty(K + 1),
+            np.empty((3, 3)))
+
+
+@_njit
+def _subtract_wext(W, i, wext, b0, K, S):
+    """W[i, k] -= the external wrench coefficients of body i, samples b0 .. b0+S-1 (lanes)."""
+    for k in range(K):
+        for r in range(6):
+            for s in range(S):
+                W[i, k, r, s] -= wext[k, b0 + s, i, r]
+
+
+@_njit
+def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, floating, quat,
+                gravity, vbase, base):
+    """The recursion of :func:`rnea_jets`, ``LANES`` samples at a time. A floating base
+    (``floating``; see :func:`rnea_floating` for ``quat``, ``gravity``, ``vbase``, ``base``) is
+    body n, with ``inertias`` (n+1, 6, 6) holding its inertia last."""
+    B = jet.shape[0]
+    n = screws.shape[0]
     L = min(LANES, max(B, 1))
     has_w = wext.shape[1] > 0
-    fact = np.ones(K + 2)
-    for k in range(1, K + 2):
-        fact[k] = fact[k - 1] * k
-    if B < ONE_BY_ONE_BELOW:
-        R, P = np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3))
-        V1, G1, W1 = np.empty((n, K + 1, 6)), np.empty((n, K, 3)), np.empty((n, K, 6))
-        h1, wc1, E1 = np.empty((K, 6)), np.empty(K + 1), np.empty((3, 3))
-        for b in range(B):
-            _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
-                      V1, G1, W1, h1, wc1, E1)
-        return True
+    nb = n + 1 if floating else n  # a floating base is body n
     AR = np.empty((n, K + 1, 3, 3, L))
     AP = np.empty((n, K + 1, 3, 3, L))
-    V = np.empty((n, K + 1, 6, L))
-    G = np.empty((n, K, 3, L))  # gravity (0, -g) in body frames: Ad keeps the angular part 0
-    W = np.empty((n, K, 6, L))
+    V = np.empty((nb, K + 1, 6, L))
+    G = np.empty((nb, K, 3, L))  # gravity (0, -g) in body frames: Ad keeps the angular part 0
+    W = np.empty((nb, K, 6, L))
+    VRs, GRs = np.empty((L, K + 1, 6)), np.empty((L, K, 3))
     h = np.empty((K, 6, L))
     wc = np.empty((K + 1, L))
     theta = np.empty(L)
@@ -371,8 +408,25 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
     E = np.empty((3, 3))
     for b0 in range(0, B, L):
         S = min(L, B - b0)
+        if floating:  # the base body: its twist and gravity jets, its own wrench
+            for s in range(S):
+                for k in range(K + 1):
+                    for r in range(6):
+                        VRs[s, k, r] = vbase[b0 + s, k, r] / fact[k]
+                _gravity_jet(quat, b0 + s, gravity, VRs, GRs, s, K)
+                for k in range(K + 1):
+                    for r in range(6):
+                        V[n, k, r, s] = VRs[s, k, r]
+                    if k < K:
+                        for r in range(3):
+                            G[n, k, r, s] = GRs[s, k, r]
+            _body_wrench(inertias, n, V, G, h, W, K, S)
+            if has_w:
+                _subtract_wext(W, n, wext, b0, K, S)
         for i in range(n):
             p = parents[i]
+            if p < 0 and floating:
+                p = n
             for k in range(K + 1):
                 for s in range(S):
                     wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
@@ -408,10 +462,7 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
                         _rot_apply_add(AR, i, j, G, p, k - j, G, i, k, S)
             _body_wrench(inertias, i, V, G, h, W, K, S)
             if has_w:
-                for k in range(K):
-                    for r in range(6):
-                        for s in range(S):
-                            W[i, k, r, s] -= wext[k, b0 + s, i, r]
+                _subtract_wext(W, i, wext, b0, K, S)
         for i in range(n - 1, -1, -1):
             for k in range(K):
                 for s in range(S):
@@ -420,9 +471,148 @@ def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
                         t += W[i, k, r, s] * screws[i, r]
                     out[b0 + s, k, i] = t * fact[k]
             p = parents[i]
+            if p < 0 and floating:
+                p = n
             if p >= 0:
                 # W_p,k += sum_j Ad_j^T W_i,k-j
                 for k in range(K):
                     for j in range(k + 1):
                         _adT_apply_add(AR, AP, i, j, W, k - j, p, k, S)
+        if floating:
+            for k in range(K):
+                for r in range(6):
+                    for s in range(S):
+                        base[b0 + s, k, r] = W[n, k, r, s] * fact[k]
+
+
+@_njit
+def rnea_jets(parents, screws, R0, P0, inertias, g0, jet, K, wext, out):
+    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
+    one below ``ONE_BY_ONE_BELOW`` samples).
+
+    ``parents`` (n,) int, ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
+    ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; ``jet`` (B, >=K+2, n)
+    derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
+    with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
+    not coefficients) and returns True; returns False, computing nothing, when the rows it
+    reads hold a NaN or an infinity.
+    """
+    B = jet.shape[0]
+    n = screws.shape[0]
+    if not _jet_finite(jet, K + 2):
+        return False
+    fact = _factorials(K + 2)
+    if B < ONE_BY_ONE_BELOW:
+        R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
+        for b in range(B):
+            _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
+                      V1, G1, W1, h1, wc1, E1, np.zeros((0, 1, 6)), np.zeros((0, 1, 3)),
+                      np.zeros((1, 6)))  # a fixed base: no root arrays
+        return True
+    _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, False,
+                np.zeros((0, 4)), g0[3:], np.zeros((0, 1, 6)), np.zeros((0, 1, 6)))
+    return True
+
+
+
+@_njit
+def _gravity_jet(quat, bq, gravity, VR, GR, b, K):
+    """GR[b, k]: Taylor coefficients of -R^T g, R the rotation of the unit quaternion quat[bq],
+    along the base angular velocity coefficients VR[b, :, :3]."""
+    x, y, z, w = quat[bq, 0], quat[bq, 1], quat[bq, 2], quat[bq, 3]
+    g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    # R^T g, R = [[1-2(yy+zz), 2(xy-zw), 2(xz+yw)], [2(xy+zw), 1-2(xx+zz), 2(yz-xw)],
+    #             [2(xz-yw), 2(yz+xw), 1-2(xx+yy)]]
+    GR[b, 0, 0] = -((1 - 2 * (y * y + z * z)) * g0 + 2 * (x * y + z * w) * g1
+                    + 2 * (x * z - y * w) * g2)
+    GR[b, 0, 1] = -(2 * (x * y - z * w) * g0 + (1 - 2 * (x * x + z * z)) * g1
+                    + 2 * (y * z + x * w) * g2)
+    GR[b, 0, 2] = -(2 * (x * z + y * w) * g0 + 2 * (y * z - x * w) * g1
+                    + (1 - 2 * (x * x + y * y)) * g2)
+    for k in range(K - 1):
+        a0 = a1 = a2 = 0.0
+        for j in range(k + 1):
+            w0, w1, w2 = VR[b, j, 0], VR[b, j, 1], VR[b, j, 2]
+            c0, c1, c2 = GR[b, k - j, 0], GR[b, k - j, 1], GR[b, k - j, 2]
+            a0 += w1 * c2 - w2 * c1
+            a1 += w2 * c0 - w0 * c2
+            a2 += w0 * c1 - w1 * c0
+        GR[b, k + 1, 0] = -a0 / (k + 1)
+        GR[b, k + 1, 1] = -a1 / (k + 1)
+        GR[b, k + 1, 2] = -a2 / (k + 1)
+
+
+@_njit
+def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, jet, quat,
+                  vbase, K, wext, out, base):
+    """tau jets of a floating-base tree, sample by sample (:func:`_rnea_one` with a moving base).
+
+    Model arrays as in :func:`rnea_jets` (``g0`` unused: gravity comes with the base) plus
+    ``base_inertia`` (6, 6) and ``gravity`` (3,) in the world; ``jet`` (B, >=K+2, n) joint jet
+    q^(0..K+1); ``quat`` (B, 4) unit quaternions (x, y, z, w) of the base; ``vbase``
+    (B, K+1, 6) the base body twist (omega, v) and its derivatives; ``wext`` (K, Bw, n+1, 6)
+    with the base body's external wrench in slot n. The gravity twist of the base is
+    ``(0, -R^T g)``, its jet from ``d/dt (R^T g) = -omega x R^T g``. Writes ``out`` (B, K, n)
+    and ``base`` (B, K, 6): the base wrench (torque, force) and its derivatives; returns False,
+    computing nothing, when the rows it reads hold a NaN or an infinity.
+    """
+    B = jet.shape[0]
+    n = screws.shape[0]
+    if not _jet_finite(jet, K + 2):
+        return False
+    has_w = wext.shape[1] > 0
+    fact = _factorials(K + 2)
+    if B >= ONE_BY_ONE_BELOW:
+        inertias_b = np.empty((n + 1, 6, 6))
+        inertias_b[:n] = inertias
+        inertias_b[n] = base_inertia
+        _rnea_lanes(parents, screws, R0, P0, inertias_b, g0, jet, K, wext, out, fact, True,
+                    quat, gravity, vbase, base)
+        return True
+    R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
+    WR, hb = np.empty((K, 6)), np.empty((K + 1, 6))
+    VR, GR = np.empty((B, K + 1, 6)), np.empty((B, K, 3))
+    M = base_inertia
+    for b in range(B):
+        for k in range(K + 1):
+            for r in range(6):
+                VR[b, k, r] = vbase[b, k, r] / fact[k]
+        _gravity_jet(quat, b, gravity, VR, GR, b, K)
+        WR[:] = 0.0
+        _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P,
+                  V1, G1, W1, h1, wc1, E1, VR, GR, WR)
+        # the base body: W = M (dV + (0, G)) + sum_j -ad(V_j)^T M V_{k-j} - W_ext + children
+        for k in range(K + 1):
+            for r in range(6):
+                t = 0.0
+                for c in range(6):
+                    t += M[r, c] * VR[b, k, c]
+                hb[k, r] = t
+        for k in range(K):
+            for r in range(6):
+                t = WR[k, r] - (wext[k, b, n, r] if has_w else 0.0)
+                for c in range(6):
+                    dv = (k + 1.0) * VR[b, k + 1, c]
+                    if c >= 3:
+                        dv += GR[b, k, c - 3]
+                    t += M[r, c] * dv
+                for j in range(k + 1):
+                    m = k - j
+                    u0, u1, u2 = VR[b, j, 0], VR[b, j, 1], VR[b, j, 2]
+                    y0, y1, y2 = VR[b, j, 3], VR[b, j, 4], VR[b, j, 5]
+                    L0, L1, L2 = hb[m, 0], hb[m, 1], hb[m, 2]
+                    F0, F1, F2 = hb[m, 3], hb[m, 4], hb[m, 5]
+                    if r == 0:
+                        t += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
+                    elif r == 1:
+                        t += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
+                    elif r == 2:
+                        t += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
+                    elif r == 3:
+                        t += u1 * F2 - u2 * F1
+                    elif r == 4:
+                        t += u2 * F0 - u0 * F2
+                    else:
+                        t += u0 * F1 - u1 * F0
+                base[b, k, r] = t * fact[k]
     return True

@@ -18,10 +18,12 @@ from ._kernels import _inline, _njit, screw_exp
 
 @_njit
 def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h, alpha,
-           Ic, Bc, hc, F, scratch):
+           Ic, Bc, hc, F, scratch, base=0):
     """World-frame RNEA quantities of one sample (see partials._state); q, qd, qdd (n,).
 
     ``scratch``: arrays from :func:`_state_scratch`; rows are addressed by index (no views).
+    ``base`` leading columns form a free joint (see partials._floating_partials): their parent
+    is the world, and their last body moves with all of them.
     """
     RT, pT, E, Ai, MA, N, G = scratch
     n = screws.shape[0]
@@ -81,7 +83,7 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
                 for k in range(6):
                     t += Ai[k, r] * MA[k, c]
                 I[l, r, c] = t
-        if par < 0:
+        if par < 0 or l < base:
             _lin(Vp, l, G, 1, 0.0, G, 1, 0.0)
             _lin(Ap, l, G, 0, 1.0, G, 1, 0.0)
         else:
@@ -91,6 +93,13 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
         for r in range(6):
             V[l, r] = Vp[l, r] + S[l, r] * qd[l]
             A[l, r] = Ap[l, r] + S[l, r] * qdd[l] + Sd[l, r] * qd[l]
+        if l == base - 1:  # the free joint's body: the twist and acceleration of all columns
+            for r in range(6):
+                v, a = 0.0, G[0, r]
+                for k in range(base):
+                    v += S[k, r] * qd[k]
+                    a += S[k, r] * qdd[k]
+                V[l, r], A[l, r] = v, a
         _mv_r(I, l, V, l, h, l, 0)
         _ad_r(Ap, l, S, l, alpha, l, 0)
         _ad_r(Vp, l, Sd, l, alpha, l, 1)
@@ -463,15 +472,19 @@ def _finite_state(q, qd, qdd, b):
 
 
 @_njit
-def _assemble_first(anc, wrt, S, Sd, alpha, F, Ic, Bc, hc, P, Q, x, y, w, out):
-    """out[i, j] = d tau_i / d wrt_j (see partials._assemble); wrt 0: q, 1: qd, 2: qdd."""
+def _assemble_first(anc, wrt, S, Sd, alpha, F, Ic, Bc, hc, P, Q, x, y, w, out, V, base):
+    """out[i, j] = d tau_i / d wrt_j (see partials._assemble); wrt 0: q, 1: qd, 2: qdd.
+    The ``base`` columns of a free joint have x = ad(V_base) S along qd."""
     n = S.shape[0]
     for j in range(n):
         if wrt == 0:
             _lin(x, j, alpha, j, 1.0, S, j, 0.0)
             _lin(y, j, Sd, j, 1.0, S, j, 0.0)
         elif wrt == 1:
-            _lin(x, j, Sd, j, 2.0, S, j, 0.0)
+            if j < base:
+                _ad_r(V, base - 1, S, j, x, j, 0)
+            else:
+                _lin(x, j, Sd, j, 2.0, S, j, 0.0)
             _lin(y, j, S, j, 1.0, S, j, 0.0)
         else:
             _lin(x, j, S, j, 1.0, S, j, 0.0)
@@ -494,9 +507,11 @@ def _assemble_first(anc, wrt, S, Sd, alpha, F, Ic, Bc, hc, P, Q, x, y, w, out):
 
 
 @_njit
-def first_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
+def first_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out, base=0, g0s=None):
     """out (3, B, n, n): d tau / dq, d tau / dqd, M (see partials.id_partials).
 
+    A floating base (partials._floating_partials): ``base`` = 6 leading free-joint columns,
+    ``g0s`` (B, 6) the gravity twist of every sample (else ``g0`` for all).
     Returns False, leaving out unfinished, when an input holds a NaN or an infinity."""
     B, n = q.shape
     v1, m1 = np.empty((15, n, 6)), np.empty((3, n, 6, 6))
@@ -507,12 +522,13 @@ def first_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out):
     for b in range(B):
         if not _finite_state(q, qd, qdd, b):
             return False
-        _state(parents, screws, refs, inertias, g0, q[b], qd[b], qdd[b], S, I, V, Vp, Sd, A,
-               Ap, h, alpha, Ic, Bc, hc, F, scratch)
+        _state(parents, screws, refs, inertias, g0 if g0s is None else g0s[b], q[b], qd[b],
+               qdd[b], S, I, V, Vp, Sd, A, Ap, h, alpha, Ic, Bc, hc, F, scratch, base)
         for i in range(n):
             _mv_r(Ic, i, S, i, P, i, 0)
             _mv_r(Bc, i, S, i, Q, i, 0)
             _adstar_r(S, i, hc, i, Q, i, -1)
         for k in range(3):
-            _assemble_first(anc, k, S, Sd, alpha, F, Ic, Bc, hc, P, Q, x, y, w, out[k, b])
+            _assemble_first(anc, k, S, Sd, alpha, F, Ic, Bc, hc, P, Q, x, y, w, out[k, b], V,
+                            base)
     return True

@@ -1,7 +1,8 @@
 """The ``hod-dynamics`` command line.
 
     hod-dynamics demo [--order K] [--duration S] [--rate HZ] [--out DIR] [--no-plot]
-    hod-dynamics info URDF [--root LINK] [--tip LINK ...] [--lock JOINT=VALUE ...]
+    hod-dynamics info URDF [--root LINK] [--tip LINK ...] [--lock JOINT=VALUE ...] [--lenient]
+                      [--xacro-arg NAME:=VALUE ...]
     hod-dynamics robots
     hod-dynamics analyze-bag BAG --urdf PATH --out DIR [--joint-states TOPIC] [--order 2] ...
 
@@ -12,15 +13,17 @@ import argparse
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
 from . import paper_examples as paper
 from .dynamics import time_derivatives
 from .feedforward import FeedforwardResult, save_csv
-from .errors import HodDynamicsError
+from .errors import HodDynamicsError, HodDynamicsWarning
 from .model import RobotModel
 from .robots import load_robot, robot_path, shipped_robots
+from .urdf import xacro_args_from_strings
 
 
 def _parse_locks(items):
@@ -34,6 +37,21 @@ def _parse_locks(items):
         except ValueError:
             raise HodDynamicsError(f"--lock {item}: '{value}' is not a number") from None
     return locks
+
+
+def _load_model(args):
+    """The model of ``--urdf``/``URDF`` with the shared model options; returns (model, the
+    HodDynamicsWarning messages of the reading: --lenient problems, identified inertias)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HodDynamicsWarning)
+        model = RobotModel.from_urdf(args.urdf, root_link=args.root, tip_links=args.tip,
+                                     locked_joints=_parse_locks(args.lock), strict=not args.lenient,
+                                     xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
+    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)]
+    for w in caught:  # anything else goes on as usual
+        if not issubclass(w.category, HodDynamicsWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return model, notes
 
 
 def cmd_demo(args):
@@ -68,11 +86,14 @@ def cmd_demo(args):
 
 
 def cmd_info(args):
-    """Print the joints, limits and masses of a URDF model."""
-    model = RobotModel.from_urdf(args.urdf, root_link=args.root, tip_links=args.tip,
-                                 locked_joints=_parse_locks(args.lock))
-    print(f"{model.name}: {model.n_dof} joints, root link '{model.root_link}', "
+    """Print the joints, limits and masses of a URDF (or xacro) model, and the warnings of its
+    reading (unknown elements read past with --lenient, inertias that are not positive
+    semi-definite)."""
+    model, notes = _load_model(args)
+    print(f"{model.name}: {model.n_dof} moving joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
+    for note in notes:
+        print(f"warning: {note}")
     print(f"{'joint':<28}{'type':<11}{'link':<28}{'lower':>9}{'upper':>9}{'vel':>8}{'effort':>9}{'mass':>9}")
     for i, name in enumerate(model.joint_names):
         print(f"{name:<28}{model.joint_types[i]:<11}{model.link_names[i]:<28}{model.lower[i]:9.3g}"
@@ -116,8 +137,9 @@ def cmd_analyze_bag(args):
 
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise HodDynamicsError(f"--end {args.end} must be after --start {args.start}")
-    model = RobotModel.from_urdf(args.urdf, root_link=args.root, tip_links=args.tip,
-                                 locked_joints=_parse_locks(args.lock))
+    model, notes = _load_model(args)
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
     show = not args.no_progress
     states = read_joint_states(args.bag, args.joint_states, progress=_Progress("reading", show))
     states = states.select(args.start, args.end)
@@ -132,7 +154,7 @@ def cmd_analyze_bag(args):
                          progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
     summary = result.summary()
     print(f"{states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
-          f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} joints); "
+          f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} moving joints); "
           f"fit + dynamics in {elapsed:.2f} s")
     if result.effort is not None:
         print(f"  {'joint':<24}{'residual rms':>14}{'max |res|':>12}{'% of range':>12}")
@@ -144,6 +166,14 @@ def cmd_analyze_bag(args):
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _add_description_options(sub):
+    sub.add_argument("--lenient", action="store_true",
+                     help="read past unknown URDF elements and attributes with a warning "
+                          "(default: an error naming the element, its line and the closest name)")
+    sub.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE",
+                     help="argument of a xacro file (repeatable)")
 
 
 def build_parser():
@@ -160,17 +190,18 @@ def build_parser():
     demo.add_argument("--no-plot", action="store_true", help="skip the PNG (no matplotlib needed)")
     demo.set_defaults(func=cmd_demo)
     info = sub.add_parser("info", help="summarise a URDF model", description=cmd_info.__doc__)
-    info.add_argument("urdf", help="URDF file")
+    info.add_argument("urdf", help="URDF or xacro file")
     info.add_argument("--root", help="root link (default: the URDF root)")
     info.add_argument("--tip", action="append", help="tip link (repeatable): keep only these chains")
     info.add_argument("--lock", action="append", metavar="JOINT=VALUE", help="lock a joint (repeatable)")
+    _add_description_options(info)
     info.set_defaults(func=cmd_info)
     robots = sub.add_parser("robots", help="list the shipped robot models", description=cmd_robots.__doc__)
     robots.set_defaults(func=cmd_robots)
     bag = sub.add_parser("analyze-bag", help="model torques vs the efforts recorded in a bag",
                          description=cmd_analyze_bag.__doc__)
     bag.add_argument("bag", metavar="BAG", help="rosbag2 folder, .db3 or .mcap file, or ROS 1 .bag")
-    bag.add_argument("--urdf", required=True, help="URDF file of the recorded robot")
+    bag.add_argument("--urdf", required=True, help="URDF or xacro file of the recorded robot")
     bag.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
     bag.add_argument("--joint-states", metavar="TOPIC",
                      help="sensor_msgs/JointState topic (default: the only one in the bag)")
@@ -192,6 +223,7 @@ def build_parser():
     bag.add_argument("--tip", action="append", help="tip link (repeatable): keep only these chains")
     bag.add_argument("--lock", action="append", metavar="JOINT=VALUE",
                      help="lock a joint the bag does not record, e.g. a gripper finger (repeatable)")
+    _add_description_options(bag)
     bag.add_argument("--no-plot", action="store_true", help="skip the PNG plots (no matplotlib needed)")
     bag.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

@@ -117,7 +117,7 @@ class _System:
     def coriolis_matrix(self, factorisation="seed"):
         """C (seed 001 eq. 30) or Cbar (seed 000 sec. 5, passive) coefficients (K, B, n, n)."""
         K, n = self.K, self.n
-        adV = ad(self.V.reshape(K, -1, n, 6))  # (K, B, n, 6, 6)
+        adV = ad(self.V.reshape(K, self.V.shape[1], n, 6))  # (K, B, n, 6, 6)
         N = -self.Mb @ self.Aa - _block_diag(np.swapaxes(adV, -1, -2) @ self.model.inertias)
         if factorisation == "passive":
             N += self.Mb @ _block_diag(adV)

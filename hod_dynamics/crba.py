@@ -7,16 +7,30 @@ the path from body i to the base.
 
 import numpy as np
 
-from .model import check_state
+from .floating import check_velocity, split_configuration
+from .model import batch_size, check_model, check_state
 from .recursive import joint_adjoint_taylor
 
 
 def mass_matrix(model, q):
-    """Joint-space mass matrix M(q): q (..., n) -> (..., n, n), symmetric, kg m^2 / kg."""
+    """Joint-space mass matrix M(q): q (..., n) -> (..., n, n), symmetric, kg m^2 / kg.
+
+    Floating models: q (..., 7+n) -> (..., 6+n, 6+n), the base block first (rows and columns
+    (omega, v) of the base body twist, base frame); it depends on the joints only.
+    """
+    if check_model(model).floating:
+        _, _, joints = split_configuration(model, q)
+        return _mass_matrix(model, joints)
     (q,) = check_state(model, q=q)
+    return _mass_matrix(model, q)
+
+
+def _mass_matrix(model, q):
+    """CRBA for validated joint positions (..., n); a floating base adds its 6 rows first."""
     batch = q.shape[:-1]
     n = model.n_dof
-    qc = q.reshape(1, -1, n)
+    f = 6 if model.floating else 0
+    qc = q.reshape(1, batch_size(batch), n)
     A = joint_adjoint_taylor(model, qc, None, 1)[0]  # (B, n, 6, 6)
     Ic = np.broadcast_to(model.inertias, A.shape).copy()
     At = np.swapaxes(A, -1, -2)
@@ -24,19 +38,31 @@ def mass_matrix(model, q):
         p = model.parents[i]
         if p >= 0:
             Ic[:, p] += At[:, i] @ Ic[:, i] @ A[:, i]
-    M = np.zeros((qc.shape[1], n, n))
+    M = np.zeros((qc.shape[1], n + f, n + f))
+    if f:  # the base: everything is a composite of it
+        Ic_base = np.broadcast_to(model.base_inertia, A.shape[:1] + (6, 6)).copy()
+        for i in np.flatnonzero(model.parents < 0):
+            Ic_base += At[:, i] @ Ic[:, i] @ A[:, i]
+        M[:, :6, :6] = Ic_base
     for i in range(n):
         F = Ic[:, i] @ model.screws[i]
-        M[:, i, i] = F @ model.screws[i]
+        M[:, f + i, f + i] = F @ model.screws[i]
         j = i
         while model.parents[j] >= 0:
             F = (At[:, j] @ F[..., None])[..., 0]
             j = model.parents[j]
-            M[:, i, j] = M[:, j, i] = F @ model.screws[j]
-    return M.reshape(batch + (n, n))
+            M[:, f + i, f + j] = M[:, f + j, f + i] = F @ model.screws[j]
+        if f:
+            M[:, f + i, :6] = M[:, :6, f + i] = (At[:, j] @ F[..., None])[..., 0]
+    return M.reshape(batch + (n + f, n + f))
 
 
 def kinetic_energy(model, q, qd):
-    """Kinetic energy T = 1/2 qd^T M(q) qd (J): q, qd (..., n) -> (...)."""
+    """Kinetic energy T = 1/2 qd^T M(q) qd (J): q, qd (..., n) -> (...).
+
+    Floating models: q (..., 7+n), qd = v (..., 6+n) (base body twist, joint rates)."""
+    if check_model(model).floating:
+        v = check_velocity(model, qd, "v")
+        return 0.5 * np.einsum("...i,...ij,...j->...", v, mass_matrix(model, q), v)
     q, qd = check_state(model, q=q, qd=qd)
     return 0.5 * np.einsum("...i,...ij,...j->...", qd, mass_matrix(model, q), qd)

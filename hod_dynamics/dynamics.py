@@ -7,7 +7,8 @@ Validation and dispatch only; the algorithms live in :mod:`hod_dynamics.recursiv
 import numpy as np
 
 from .errors import InputError
-from .model import check_state
+from .floating import inverse_dynamics_floating, time_derivatives_floating
+from .model import check_model, check_state, real_array
 from .recursive import check_order, time_derivatives_recursive
 
 METHODS = ("recursive", "closed_form")
@@ -20,16 +21,25 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
     any leading batch shape, broadcast together. ``wrenches`` optionally maps URDF link names
     to the wrench (..., 6) = (torque, force) that the environment applies ON that link, in
     the link frame, torque about the link frame origin. Returns tau (..., n) in N m / N.
+
+    Floating models (:mod:`hod_dynamics.floating`): ``inverse_dynamics(model, q, v, a)`` with
+    q (..., 7+n), v and a (..., 6+n) returns (..., 6+n): the base wrench (torque, force) in
+    the base frame that the motion needs (the *missing external wrench*: zero for a
+    physically consistent motion whose contact wrenches are all in ``wrenches``), then the
+    joint torques.
     """
+    if wrenches:
+        wrenches = {k: real_array(f"wrench on link '{k}'", v)[..., None, :] if np.ndim(v) else v
+                    for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
+    if check_model(model).floating:
+        return inverse_dynamics_floating(model, q, qd, qdd, wrenches)
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     jet = np.stack([q, qd, qdd], axis=-2)
-    if wrenches:
-        wrenches = {k: np.asarray(v, dtype=float)[..., None, :] if np.ndim(v) else v
-                    for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
     return time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
 
 
-def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, backend=None):
+def time_derivatives(model, qjet, order, *floating_order, method="recursive", wrenches=None,
+                     backend=None):
     """tau, tau^(1), ..., tau^(order) along a trajectory, exactly.
 
     ``qjet`` (..., order+3, n): rows q, qd, qdd, q^(3), ..., q^(order+2) (any batch shape).
@@ -40,7 +50,24 @@ def time_derivatives(model, qjet, order, *, method="recursive", wrenches=None, b
     (recursive method) is ``"numba"``, ``"numpy"`` or ``"auto"``; None reads the environment
     variable ``HOD_DYNAMICS_BACKEND``, else auto: numba when installed (see
     :mod:`hod_dynamics.backend`). Returns (..., order+1, n): rows tau^(0..order).
+
+    Floating models: ``time_derivatives(model, q, vjet, order)`` with ``q`` (..., 7+n) the
+    configuration, ``vjet`` (..., order+2, 6+n) rows v, v', ..., v^(order+1) (base body twist
+    (omega, v) in the base frame and its derivatives, joint rates and theirs); returns
+    (..., order+1, 6+n): the base wrench (torque, force) in the base frame and the joint
+    torques, with their derivatives (recursive method, both backends).
     """
+    if check_model(model).floating:
+        if len(floating_order) != 1:
+            raise InputError(f"floating model '{model.name}': call time_derivatives(model, q, "
+                             "vjet, order) (configuration, velocity jet, order)")
+        if method != "recursive":
+            raise InputError(f"floating models support method='recursive' only, got {method!r}")
+        return time_derivatives_floating(model, qjet, order, check_order(floating_order[0]),
+                                         wrenches, backend)
+    if floating_order:
+        raise InputError(f"time_derivatives(model, qjet, order) takes no fourth positional "
+                         f"argument for the fixed-base model '{model.name}'")
     order = check_order(order)
     if method == "recursive":
         return time_derivatives_recursive(model, qjet, order, wrenches, backend)

@@ -4,12 +4,16 @@ Every error the library raises on bad input is a :class:`HodDynamicsError`, whic
 ``ValueError`` so that generic ``except ValueError`` handlers keep working. The message always
 names what is at fault (a joint, a link, a line of the URDF, an argument and its shape).
 
-- :class:`ModelError`: a robot model cannot be built (malformed URDF, unsupported joint type,
-  zero axis, unknown link/joint names, negative mass, inertia not positive semi-definite).
+- :class:`ModelError`: a robot model cannot be built (malformed URDF, unknown element or
+  attribute with ``strict=True``, unsupported joint type, zero axis, unknown link/joint names,
+  negative mass, inertia not positive semi-definite with ``inertia_check="error"``).
 - :class:`InputError`: an array handed to an algorithm has the wrong shape or holds NaN/inf,
   or an argument is out of its documented range.
 - :class:`TrajectoryError`: a trajectory cannot be built or evaluated (times not increasing,
-  unknown or missing joints, too few points).
+  unknown or missing joints, too few points, derivatives beyond the spline's continuity).
+
+:class:`HodDynamicsWarning` (a ``UserWarning``) is the category of the warnings the library
+issues when it reads past something doubtful (``strict=False``, ``inertia_check="warn"``).
 """
 
 
@@ -22,8 +26,16 @@ class ModelError(HodDynamicsError):
 
 
 class InputError(HodDynamicsError):
-    """An array argument has the wrong shape, is not finite, or an argument is out of range."""
+    """An argument has the wrong type (not a model, not real numbers), the wrong shape, is not
+    finite, or is out of range."""
 
 
 class TrajectoryError(HodDynamicsError):
     """A trajectory is invalid (times, joint names, sizes, non-finite values)."""
+
+
+class HodDynamicsWarning(UserWarning):
+    """A robot description was read past something doubtful: an unknown element or attribute
+    with ``strict=False``, or an inertia that is not positive semi-definite with
+    ``inertia_check="warn"``. Filter it with ``warnings.filterwarnings("error",
+    category=hd.HodDynamicsWarning)`` to make it an error."""

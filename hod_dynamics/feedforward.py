@@ -18,6 +18,7 @@ import numpy as np
 from .actuators import load_actuators
 from .dynamics import time_derivatives
 from .errors import InputError, TrajectoryError
+from .floating import joint_jet
 from .recursive import check_order
 
 
@@ -40,6 +41,9 @@ class FeedforwardResult:
     u: Optional[np.ndarray] = None
     elastic: Optional[np.ndarray] = None
     gear_ratio: Optional[np.ndarray] = None
+    base_q: Optional[np.ndarray] = None
+    base_vjet: Optional[np.ndarray] = None
+    base_wrench: Optional[np.ndarray] = None
 
     @property
     def motor_thetajet(self):
@@ -74,10 +78,18 @@ def feedforward(model, trajectory, t, order, actuators=None, *, backend=None):
     t = np.atleast_1d(np.asarray(t, dtype=float))
     if t.ndim != 1:
         raise InputError(f"t must be a scalar or a 1-D array of times, got shape {t.shape}")
-    qjet = traj.jet(t, inner + 2)
-    taujet = time_derivatives(model, qjet, inner, backend=backend)
+    base = {}
+    if model.floating:
+        q, vjet = traj.floating_jet(model, t, inner + 2)
+        full = time_derivatives(model, q, vjet, inner, backend=backend)
+        qjet, taujet = joint_jet(q, vjet), full[..., 6:]
+        base = dict(base_q=q[..., :7], base_vjet=vjet[..., :order + 2, :6],
+                    base_wrench=full[..., :order + 1, :6])
+    else:
+        qjet = traj.jet(t, inner + 2)
+        taujet = time_derivatives(model, qjet, inner, backend=backend)
     result = dict(joint_names=tuple(model.joint_names), t=t, qjet=qjet[..., :order + 3, :],
-                  taujet=taujet[..., :order + 1, :])
+                  taujet=taujet[..., :order + 1, :], **base)
     if acts is None:
         return FeedforwardResult(**result)
     thetajet, u = acts.motor_references(t, qjet, taujet)

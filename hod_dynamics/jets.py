@@ -12,7 +12,7 @@ from math import factorial
 import numpy as np
 
 from .errors import InputError
-from .model import all_finite
+from .model import all_finite, batch_size, check_model, real_array, refuse_floating
 
 
 def factorials(K):
@@ -27,8 +27,9 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True):
     returned. ``finite=False`` skips the test for NaN and infinity, for callers whose
     compiled kernel tests every value it reads (and then calls this again to name the bad one).
     """
-    a = np.asarray(jet, dtype=float)
-    n = model.n_dof
+    a = real_array(name, jet)
+    n = check_model(model).n_dof
+    refuse_floating(model)
     if a.ndim < 2 or a.shape[-1] != n or (a.shape[-2] < rows if at_least else a.shape[-2] != rows):
         shape = f"(..., r, {n}) with r >= {rows}" if at_least else f"(..., {rows}, {n})"
         raise InputError(f"{name} must have shape {shape} (rows x^(0..{rows - 1}), one column per "
@@ -45,7 +46,7 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True):
 def to_taylor(jet):
     """Derivative jet (..., K, m) -> normalised coefficients (K, B, m), batch flattened."""
     K, m = jet.shape[-2:]
-    c = jet.reshape(-1, K, m) / factorials(K)[:, None]
+    c = jet.reshape(batch_size(jet.shape[:-2]), K, m) / factorials(K)[:, None]
     return np.ascontiguousarray(np.moveaxis(c, 1, 0))
 
 

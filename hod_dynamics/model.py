@@ -12,8 +12,16 @@ body ``i`` is moved by joint ``i``. In the notation of the seeds (000, 001):
   ``[[Theta, m c~], [-m c~, m I]]`` (angular first, kg and m).
 - ``gravity``: gravity acceleration in the base frame (m/s^2); it enters the algorithms as the
   base acceleration ``dV_0 = (0, -g)`` (seed 004).
+
+A *floating* model (``floating=True``) has a free base body instead of a fixed base: body
+``-1`` is the root link, with its own inertia ``base_inertia`` (6x6, about the root link frame
+origin, in that frame), and ``gravity`` is then given in the world frame. Its configuration has
+``nq = 7 + n`` entries (base position, base quaternion (qx, qy, qz, qw), joints) and its
+velocity ``nv = 6 + n`` (base body twist (omega, v) in the base frame, joint rates); see
+:mod:`hod_dynamics.floating`.
 """
 
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
@@ -22,8 +30,9 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .errors import InputError, ModelError
+from .errors import HodDynamicsWarning, InputError, ModelError
 from .spatial import Ad, ad, inverse
+from .urdf import checked_inertia_mode
 
 _TOL = 1e-9
 
@@ -75,6 +84,8 @@ class RobotModel:
     effort_limits: np.ndarray
     root_link: str = "base"
     frames: Mapping[str, Frame] = field(default_factory=dict)  # link -> Frame or (body, pose)
+    floating: bool = False
+    base_inertia: Optional[np.ndarray] = None  # floating models: (6, 6); None -> zeros
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -86,6 +97,9 @@ class RobotModel:
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
         object.__setattr__(self, "joint_types", tuple(self.joint_types))
         object.__setattr__(self, "link_names", tuple(self.link_names))
+        object.__setattr__(self, "floating", bool(self.floating))
+        object.__setattr__(self, "base_inertia", _readonly(
+            np.zeros((6, 6)) if self.base_inertia is None else self.base_inertia))
         self._validate(n)
         frames = dict(self.frames) or dict({self.root_link: (-1, np.eye(4))},
                                            **{ln: (i, np.eye(4)) for i, ln in enumerate(self.link_names)})
@@ -94,9 +108,10 @@ class RobotModel:
 
     # -- validation -------------------------------------------------------------------------
     def _validate(self, n):
-        if n == 0:
-            raise ModelError(f"model '{self.name}' has no moving joint below root link "
-                             f"'{self.root_link}' (fixed and locked joints do not count)")
+        """Shapes, names, screws, references and inertias (finite, symmetric, mass >= 0); a
+        model with no moving joint (n = 0) is valid: every array has a joint axis of length 0."""
+        if not isinstance(self.name, str):
+            raise ModelError(f"model name must be a string, got {type(self.name).__name__}")
         shapes = {"joint_types": (len(self.joint_types),), "link_names": (len(self.link_names),),
                   "parents": self.parents.shape, "screws": self.screws.shape,
                   "references": self.references.shape, "inertias": self.inertias.shape,
@@ -118,6 +133,10 @@ class RobotModel:
                              f"{list(self.joint_names)}")
         for i, name in enumerate(self.joint_names):
             self._validate_joint(i, name)
+        if self.base_inertia.shape != (6, 6):
+            raise ModelError(f"model '{self.name}': base_inertia has shape "
+                             f"{self.base_inertia.shape}, expected (6, 6)")
+        self._validate_inertia(self.base_inertia, f"base body (root link '{self.root_link}')")
 
     def _validate_joint(self, i, name):
         p = self.parents[i]
@@ -140,21 +159,34 @@ class RobotModel:
 
     @staticmethod
     def _validate_inertia(M, what):
+        """Finite, symmetric, mass >= 0. Positive semi-definiteness is the builders' question
+        (``inertia_check``): identified parameter sets often lack it and still compute."""
         if not np.all(np.isfinite(M)) or np.abs(M - M.T).max() > _TOL * max(1.0, np.abs(M).max()):
             raise ModelError(f"{what}: inertia matrix is not finite and symmetric")
         mass = M[3, 3]
         if mass < 0:
             raise ModelError(f"{what}: negative mass {mass}")
-        ev = np.linalg.eigvalsh(M)
-        if ev.min() < -_TOL * max(1.0, ev.max()):
-            raise ModelError(f"{what}: inertia is not positive semi-definite "
-                             f"(eigenvalues {np.round(ev, 12).tolist()})")
+
+    def _check_inertias(self, inertia_check):
+        """Apply ``inertia_check`` ("error", "warn", "off") to the 6x6 body inertias."""
+        if checked_inertia_mode(inertia_check) == "off":
+            return
+        for i, M in enumerate(self.inertias):
+            ev = np.linalg.eigvalsh(M)
+            if ev.min() >= -_TOL * max(1.0, ev.max()):
+                continue
+            message = (f"body of joint '{self.joint_names[i]}' (link '{self.link_names[i]}'): inertia "
+                       f"is not positive semi-definite (eigenvalues {np.round(ev, 12).tolist()})")
+            if inertia_check == "error":
+                raise ModelError(message)
+            warnings.warn(message + "; the model computes with it as written", HodDynamicsWarning,
+                          stacklevel=3)
 
     # -- builders ---------------------------------------------------------------------------
     @classmethod
     def from_screws(cls, screws, references, inertias, *, parents=None, joint_names=None,
                     link_names=None, gravity=(0.0, 0.0, -9.81), lower=None, upper=None,
-                    velocity_limits=None, effort_limits=None, name="robot"):
+                    velocity_limits=None, effort_limits=None, name="robot", inertia_check="warn"):
         """Build a model the way the seeds write one down.
 
         ``screws`` (n, 6): joint screws ``X_i = (omega, v)`` in body frame i; ``references``
@@ -162,8 +194,14 @@ class RobotModel:
         (n, 6, 6): body inertias about the body frame origin (see
         :func:`hod_dynamics.spatial.body_inertia`). ``parents`` defaults to a serial chain
         ``(-1, 0, 1, ...)``; names default to ``joint1..n`` / ``link1..n``; limits to +-inf.
+        ``inertia_check`` ("error", "warn" or "off") says what a body inertia that is not
+        positive semi-definite gives: a ModelError, a :class:`HodDynamicsWarning` (the model
+        computes with it as given) or nothing.
         """
-        screws = np.asarray(screws, dtype=float)
+        try:
+            screws = np.asarray(screws, dtype=float)
+        except (TypeError, ValueError):
+            raise ModelError("screws must be an (n, 6) array of real numbers") from None
         if screws.ndim != 2 or screws.shape[1] != 6:
             raise ModelError(f"screws must have shape (n, 6), got {screws.shape}")
         n = screws.shape[0]
@@ -172,33 +210,61 @@ class RobotModel:
         link_names = link_names or [f"link{i + 1}" for i in range(n)]
         types = ["revolute" if np.any(X[:3]) else "prismatic" for X in screws]
         inf = np.full(n, np.inf)
-        return cls(name=name, joint_names=joint_names, joint_types=types, link_names=link_names,
-                   parents=parents, screws=screws, references=references, inertias=inertias,
-                   gravity=gravity,
-                   lower=-inf if lower is None else lower, upper=inf if upper is None else upper,
-                   velocity_limits=inf if velocity_limits is None else velocity_limits,
-                   effort_limits=inf if effort_limits is None else effort_limits)
+        if n == 0:  # empty lists carry no shape
+            references, inertias = np.zeros((0, 4, 4)), np.zeros((0, 6, 6))
+        model = cls(name=name, joint_names=joint_names, joint_types=types, link_names=link_names,
+                    parents=parents, screws=screws, references=references, inertias=inertias,
+                    gravity=gravity,
+                    lower=-inf if lower is None else lower, upper=inf if upper is None else upper,
+                    velocity_limits=inf if velocity_limits is None else velocity_limits,
+                    effort_limits=inf if effort_limits is None else effort_limits)
+        model._check_inertias(inertia_check)
+        return model
 
     @classmethod
     def from_urdf(cls, source, *, root_link=None, tip_links=None, locked_joints=None,
-                  gravity=(0.0, 0.0, -9.81)):
-        """Build a model from a URDF file path or URDF XML text.
+                  gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn", xacro_args=None,
+                  floating_base=False):
+        """Build a model from a URDF (or xacro) file path, or URDF XML (or xacro) text.
 
         - ``root_link``: the link fixed to the world (default: the URDF root).
         - ``tip_links``: keep only the chains from the root to these links (other links and
           their masses are dropped), e.g. ``["panda_link8"]``.
         - ``locked_joints``: ``{joint_name: position}``; those joints are frozen rigidly at
           that position (rad or m) and merged like fixed joints, e.g. the Panda fingers.
-        - ``gravity``: gravity acceleration in the root link frame (m/s^2).
+        - ``gravity``: gravity acceleration in the root link frame (m/s^2); in the world frame
+          for a floating base.
+        - ``strict``: an unknown element or attribute inside ``<robot>``, ``<link>``,
+          ``<joint>``, ``<inertial>``, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``,
+          ``<mimic>`` is a :class:`ModelError` naming it, its line and the closest known name
+          (a misspelled ``<axis>`` would silently give wrong torques); ``strict=False`` makes
+          it a :class:`HodDynamicsWarning`. Extensions (``<gazebo>``, ``<transmission>``,
+          ``<ros2_control>``, sensors, vendor namespaces) are always accepted.
+        - ``inertia_check``: a link inertia that is not positive semi-definite (identified
+          parameter sets) gives a :class:`HodDynamicsWarning` naming the link and its principal
+          moments (``"warn"``, the default; the model computes with it as written, like
+          Pinocchio), a :class:`ModelError` (``"error"``) or nothing (``"off"``). A negative
+          mass is always an error.
+        - ``xacro_args``: ``{name: value}`` arguments of a xacro file or text. A ``.xacro``
+          file, or text with ``<xacro:...>`` elements, is expanded with the ``xacro`` package
+          (the ``[xacro]`` extra); ``$(find pkg)`` resolves through the ament index.
+        - ``floating_base``: the root link becomes a free body (a legged robot, a humanoid):
+          ``model.floating`` is True, ``nq = 7 + n``, ``nv = 6 + n``. A URDF whose root is a
+          massless link (e.g. ``world``) with a single ``floating`` joint below it gives the
+          same model without the flag (the child of that joint is the free base).
 
-        Fixed joints are merged into their parent body. ``floating`` and ``planar`` joints
-        inside the kept tree raise :class:`ModelError`; mimic tags are ignored (the mimicking
-        joint is an independent DoF). Raises :class:`ModelError` naming the fault.
+        Fixed joints are merged into their parent body; a robot with no moving joint gives a
+        model with ``n_dof == 0``. Other ``floating`` joints and all ``planar`` joints inside
+        the kept tree raise :class:`ModelError`; mimic tags are ignored (the mimicking joint
+        is an independent DoF). Raises :class:`ModelError` naming the fault (element, line,
+        link or joint).
         """
         from .urdf import model_arguments_from_urdf
 
         return cls(**model_arguments_from_urdf(source, root_link=root_link, tip_links=tip_links,
-                                               locked_joints=locked_joints, gravity=gravity))
+                                               locked_joints=locked_joints, gravity=gravity,
+                                               strict=strict, inertia_check=inertia_check,
+                                               xacro_args=xacro_args, floating_base=floating_base))
 
     def with_gravity(self, gravity):
         """A copy of this model with another gravity vector (base frame, m/s^2)."""
@@ -211,6 +277,18 @@ class RobotModel:
     def n_dof(self) -> int:
         """Number of actuated 1-DoF joints (= bodies)."""
         return len(self.joint_names)
+
+    @property
+    def nq(self) -> int:
+        """Size of a configuration: n_dof, or 7 + n_dof for a floating base (position,
+        quaternion (qx, qy, qz, qw), joints)."""
+        return self.n_dof + (7 if self.floating else 0)
+
+    @property
+    def nv(self) -> int:
+        """Size of a velocity: n_dof, or 6 + n_dof for a floating base (body twist
+        (omega, v) of the base in the base frame, joint rates)."""
+        return self.n_dof + (6 if self.floating else 0)
 
     @cached_property
     def ad_screws(self):
@@ -288,7 +366,7 @@ class RobotModel:
 
     def __repr__(self):
         return (f"RobotModel(name={self.name!r}, n_dof={self.n_dof}, root_link={self.root_link!r},"
-                f" joints={list(self.joint_names)})")
+                f"{' floating=True,' if self.floating else ''} joints={list(self.joint_names)})")
 
 
 def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np.ndarray]):
@@ -299,10 +377,11 @@ def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np
     ``finite=False`` skips the test for NaN and infinity, for callers whose compiled kernel
     tests every value it reads (and then calls this again to name the bad one).
     """
-    n = model.n_dof
+    n = check_model(model).n_dof
+    refuse_floating(model)
     out = {}
     for key, value in arrays.items():
-        a = np.asarray(value, dtype=float)
+        a = value if type(value) is np.ndarray and value.dtype == np.float64 else real_array(key, value)
         if a.ndim == 0 or a.shape[-1] != n:
             raise InputError(f"{key} must have shape (..., {n}) for model '{model.name}' "
                              f"with joints {list(model.joint_names)}, got shape {a.shape}")
@@ -323,12 +402,60 @@ def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np
     return [np.broadcast_to(a, shape) for a in out.values()]
 
 
+def check_model(model):
+    """``model`` if it is a :class:`RobotModel`, else InputError (a robot's name, a URDF path or
+    a Pinocchio model handed where the model goes)."""
+    if not isinstance(model, RobotModel):
+        shown = repr(model) if len(repr(model)) <= 60 else repr(model)[:60] + "..."
+        raise InputError(f"model must be a hod_dynamics RobotModel (RobotModel.from_urdf(...) or "
+                         f"load_robot(name)), got {type(model).__name__} {shown}")
+    return model
+
+
+def real_array(key, value):
+    """``value`` as a float ndarray; InputError naming argument ``key`` when it holds text,
+    complex numbers (their imaginary part would be lost) or objects that are not numbers."""
+    try:
+        a = np.asarray(value)
+    except ValueError:  # ragged nested sequences
+        raise InputError(f"{key} must be an array of real numbers with one common shape; "
+                         f"got ragged {type(value).__name__}") from None
+    if a.dtype.kind == "c":
+        raise InputError(f"{key} holds complex numbers (dtype {a.dtype}); pass real numbers "
+                         "(the imaginary part is not dropped silently)")
+    if a.dtype.kind not in "biuf":
+        try:
+            return a.astype(float)
+        except (TypeError, ValueError):
+            example = a.reshape(-1)[0].tolist() if a.size else None
+            raise InputError(f"{key} must be an array of real numbers, got {a.dtype.name} values "
+                             f"such as {example!r}") from None
+    return a.astype(float, copy=False)
+
+
+FLOATING_API = ("inverse_dynamics", "time_derivatives", "mass_matrix", "kinetic_energy",
+                "id_partials", "feedforward")
+
+
+def refuse_floating(model):
+    """Raise InputError for a floating model in a function that handles fixed bases only."""
+    if model.floating:
+        raise InputError(f"model '{model.name}' has a floating base, which this function does "
+                         f"not support yet (floating models: {', '.join(FLOATING_API)})")
+
+
 def _check_finite(model, key, a):
     """Raise InputError naming the first NaN or infinity of argument ``key`` (..., n)."""
     if not all_finite(a):
         bad = np.argwhere(~np.isfinite(a))[0]
         raise InputError(f"{key} holds a non-finite value at index {tuple(bad.tolist())} "
                          f"(joint '{model.joint_names[bad[-1]]}')")
+
+
+def batch_size(batch_shape):
+    """Number of samples in a batch shape (explicit: ``reshape(-1, ...)`` cannot infer it when
+    the joint axis has length 0, a robot with no moving joint)."""
+    return int(np.prod(batch_shape, dtype=int))
 
 
 def all_finite(a):

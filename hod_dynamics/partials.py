@@ -35,8 +35,9 @@ import numpy as np
 
 from .backend import kernel_array, partials_kernels, resolve_backend
 from .errors import InputError
-from .model import check_state, per_model
-from .spatial import Ad, ad, inverse, screw_exp
+from .floating import check_velocity, split_configuration
+from .model import batch_size, check_model, check_state, per_model
+from .spatial import Ad, ad, inverse, rotate_inverse, screw_exp
 
 
 # -- spatial algebra on stacks --------------------------------------------------------------------
@@ -167,8 +168,12 @@ def _subtree(model, X):
 
 
 # -- primal state ---------------------------------------------------------------------------------
-def _state(model, q, qd, qdd):
-    """World-frame RNEA quantities for a flat batch q, qd, qdd (B, n)."""
+def _state(model, q, qd, qdd, g0=None, base=0):
+    """World-frame RNEA quantities for a flat batch q, qd, qdd (B, n).
+
+    A floating base (see :func:`_floating_partials`): ``base = 6`` leading columns are the
+    free joint's, ``g0`` (B, 6) the gravity twist per sample.
+    """
     ancb, below = _masks(model)
     C = model.references @ screw_exp(model.screws, q)
     T = np.empty_like(C)
@@ -177,15 +182,25 @@ def _state(model, q, qd, qdd):
     S = np.einsum("bnij,nj->bni", Ad(T), model.screws)
     Ainv = Ad(inverse(T))
     I = np.swapaxes(Ainv, -1, -2) @ model.inertias @ Ainv
-    g0 = np.concatenate([np.zeros(3), -model.gravity])
+    g0 = np.concatenate([np.zeros(3), -model.gravity]) if g0 is None else g0[:, None]
     V = _down(model, S * qd[..., None])
     Vp = _parent_of(model, V, np.zeros(6))
+    if base:  # the free joint's columns all move the base body, their "parent" is the world
+        ancb = ancb.copy()
+        ancb[:base, :base] = True
+        V[:, :base] = V[:, base - 1:base]
+        Vp[:, :base] = 0.0
     Sd = _ad(Vp, S)
     A = g0 + _down(model, S * qdd[..., None] + Sd * qd[..., None])
     Ap = _parent_of(model, A, g0)
+    xqd = 2.0 * Sd  # d tau / d qd: x of the assembly, 2 ad(V_parent) S
+    if base:
+        A[:, :base] = A[:, base - 1:base]
+        Ap[:, :base] = g0
+        xqd[:, :base] = _ad(V[:, :base], S[:, :base])  # ad(V_base) S: the base's own twist
     h = _mv(I, V)
     st = SimpleNamespace(model=model, ancb=ancb, below=below, qd=qd, qdd=qdd, S=S, I=I, V=V,
-                         Vp=Vp, A=A, Ap=Ap, Sd=Sd, h=h, alpha=_ad(Ap, S) + _ad(Vp, Sd))
+                         Vp=Vp, A=A, Ap=Ap, Sd=Sd, h=h, alpha=_ad(Ap, S) + _ad(Vp, Sd), xqd=xqd)
     _composites(st, st, I, _inertia_rate(V, I), h, _mv(I, A) + _adstar(V, h))
     return st
 
@@ -244,7 +259,7 @@ def _inputs(st, dst, wrt):
         dz = _add(_sb(_bar(st.F), dst.S), _sb(_adstar_matrix(st.S), dst.F))
         return prim, (dst.alpha, dst.Sd, dz)
     if wrt == "qd":
-        return (2.0 * st.Sd, st.S, None), (None if dst is None else (2.0 * dst.Sd, dst.S, None))
+        return (st.xqd, st.S, None), (None if dst is None else (2.0 * dst.Sd, dst.S, None))
     return (st.S, None, None), (None if dst is None else (dst.S, None, None))
 
 
@@ -295,7 +310,8 @@ def _flat(model, finite=True, **arrays):
     """Validated arrays (..., n) -> (batch shape, [contiguous, writable (B, n) arrays])."""
     arrays = check_state(model, finite=finite, **arrays)
     n = model.n_dof
-    return arrays[0].shape[:-1], [kernel_array(a.reshape(-1, n)) for a in arrays]
+    batch = arrays[0].shape[:-1]
+    return batch, [kernel_array(a.reshape(batch_size(batch), n)) for a in arrays]
 
 
 def _refuse_non_finite(model, **arrays):
@@ -312,14 +328,23 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     ``[..., i, j] = d tau_i / d x_j`` (``M = d tau / d qdd`` is the mass matrix). Same numbers
     as Pinocchio's ``computeRNEADerivatives``. Raises InputError naming a bad argument.
     ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
+
+    Floating models: ``q`` (..., 7+n), ``qd = v``, ``qdd = a`` (..., 6+n); each result is
+    (..., 6+n, 6+n), rows the base wrench (torque, force) then the joints, columns the base
+    twist (omega, v) then the joints. ``dtau_dq`` is the derivative along the tangent of the
+    configuration, ``q -> q (+) dq`` with the base pose moved to ``H exp(dq_base)`` (body
+    frame, :func:`hod_dynamics.floating.integrate`): Pinocchio's convention, in our
+    (angular, linear) order.
     """
+    if check_model(model).floating:
+        return _floating_partials(model, q, qd, qdd, resolve_backend(backend) == "numba")
     compiled = resolve_backend(backend) == "numba"
     batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     if compiled:
         out = np.empty((3,) + batch + (n, n))
         if not partials_kernels().first_partials(*_kernel_model(model), *flat,
-                                                 out.reshape(3, -1, n, n)):
+                                                 out.reshape(3, batch_size(batch), n, n)):
             _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
     st = _state(model, *flat)
@@ -346,12 +371,12 @@ def id_second_partials(model, q, qd, qdd, *, backend=None):
     batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     out = np.empty((4,) + batch + (n, n, n))
-    tensors = out.reshape(4, -1, n, n, n)  # a view: the kernels write the result in place
+    tensors = out.reshape(4, batch_size(batch), n, n, n)  # a view: the kernels write the result in place
     if compiled:
         if not partials_kernels().second_partials(*_kernel_model(model), *flat, tensors):
             _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
-    block = max(1, _SECOND_ORDER_BLOCK // n ** 3)
+    block = max(1, _SECOND_ORDER_BLOCK // max(n, 1) ** 3)
     for s in range(0, tensors.shape[1], block):
         tensors[:, s:s + block] = _second_partials(model, *(a[s:s + block] for a in flat))
     return tuple(out)
@@ -366,6 +391,79 @@ def _kernel_model(model):
     arrays = (model.parents.astype(np.int64), _masks(model)[0], model.screws, model.references,
               model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
     return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+@per_model
+def _with_free_joint(model):
+    """The fixed-base tree of a floating model with the free joint as 6 leading columns.
+
+    Columns 0..5 are the unit twists (omega_x, .., v_z) of the base body; the base inertia
+    sits on column 5's body, the others are massless. :func:`_state` (``base=6``) makes the
+    six one joint (they all move the base body, whose twist is their sum).
+    """
+    from .model import RobotModel
+
+    n = model.n_dof
+    parents = np.r_[np.arange(-1, 5), np.where(model.parents < 0, 5, model.parents + 6)]
+    inertias = np.concatenate([np.zeros((5, 6, 6)), model.base_inertia[None], model.inertias])
+    refs = np.concatenate([np.broadcast_to(np.eye(4), (6, 4, 4)), model.references])
+    names = [f"free_{c}" for c in ("wx", "wy", "wz", "vx", "vy", "vz")]
+    return RobotModel(name=model.name, joint_names=names + list(model.joint_names),
+                      joint_types=["revolute"] * 3 + ["prismatic"] * 3 + list(model.joint_types),
+                      link_names=names + list(model.link_names), parents=parents,
+                      screws=np.concatenate([np.eye(6), model.screws]), references=refs,
+                      inertias=inertias, gravity=model.gravity, lower=np.full(n + 6, -np.inf),
+                      upper=np.full(n + 6, np.inf), velocity_limits=np.full(n + 6, np.inf),
+                      effort_limits=np.full(n + 6, np.inf), root_link=model.root_link)
+
+
+def _floating_partials(model, q, v, a, compiled=False):
+    """id_partials of a floating model, computed in the base frame of the moment.
+
+    There the base pose is the identity and gravity is ``R^T g``; a tangent step of the base
+    moves the whole robot rigidly (gravity stays), exactly as a joint at the root would: so
+    the world-frame formulas hold with the free joint's six columns as one joint whose parent
+    is the world (``_state(..., base=6)``).
+    """
+    _, quat, joints = split_configuration(model, q)
+    v = check_velocity(model, v, "qd")
+    a = check_velocity(model, a, "qdd")
+    nv = model.nv
+    try:
+        batch = np.broadcast_shapes(joints.shape[:-1], v.shape[:-1], a.shape[:-1])
+    except ValueError:
+        raise InputError(f"batch shapes do not broadcast: q {np.shape(q)}, qd {v.shape}, "
+                         f"qdd {a.shape}") from None
+    B = batch_size(batch)
+
+    def flat(x, m):
+        return x.reshape(B, m) if x.shape[:-1] == batch else np.broadcast_to(
+            x, batch + (m,)).reshape(B, m)
+
+    g0 = np.zeros((B, 6))
+    g0[:, 3:] = -rotate_inverse(flat(quat, 4), model.gravity)
+    qa = np.zeros((B, nv))
+    qa[:, 6:] = flat(joints, model.n_dof)
+    tree = _with_free_joint(model)
+    if compiled:
+        out = np.empty((3,) + batch + (nv, nv))
+        arrays = _kernel_model(tree)
+        if not partials_kernels().first_partials(
+                *arrays[:1], _clique(tree), *arrays[2:], qa, kernel_array(flat(v, nv)),
+                kernel_array(flat(a, nv)), out.reshape(3, -1, nv, nv), 6, g0):
+            raise InputError("a non-finite value reached the floating partials")  # checked above
+        return tuple(out)
+    st = _state(tree, qa, flat(v, nv), flat(a, nv), g0=g0, base=6)
+    return tuple(_assemble(st, wrt).reshape(batch + (nv, nv)) for wrt in ("q", "qd", "qdd"))
+
+
+@per_model
+def _clique(tree):
+    """The ancestor mask of :func:`_with_free_joint`'s tree with the free joint's six columns
+    ancestors of one another (one joint)."""
+    anc = _masks(tree)[0].copy()
+    anc[:6, :6] = True
+    return anc
 
 
 def _second_partials(model, q, qd, qdd):

@@ -18,10 +18,10 @@ import numpy as np
 
 from .backend import kernel_array, kernels, map_chunks, resolve_backend
 from .errors import InputError
-from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet,
+from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet, cross,
                    from_taylor, to_taylor)
-from .model import per_model
-from .spatial import Ad, inverse, screw_exp
+from .model import batch_size, per_model, real_array
+from .spatial import Ad, inverse, rotation_matrix, screw_exp
 
 
 def joint_adjoint_taylor(model, qc, wc, K):
@@ -40,12 +40,13 @@ def joint_adjoint_taylor(model, qc, wc, K):
 
 
 def wrench_taylor(model, wrenches, batch_shape, K):
-    """External wrenches -> body-frame Taylor coefficients (K, B, n, 6).
+    """External wrenches -> body-frame Taylor coefficients (K, B, n, 6) (n + 1 slots for a
+    floating model, the last one the base body).
 
     ``wrenches`` maps URDF link names to derivative jets (*batch, K, 6) of the wrench
     ``(torque, force)`` that the environment applies ON that link, expressed in the link's
     frame, torque about the link frame origin (N m, N). Wrenches on links rigidly attached
-    to the base do no work on the joints and are ignored.
+    to a fixed base do no work on the joints and are ignored.
     """
     B = int(np.prod(batch_shape, dtype=int))
     return _wrench_block(model, _wrench_terms(model, wrenches, batch_shape, K), 0, B, K)
@@ -53,11 +54,12 @@ def wrench_taylor(model, wrenches, batch_shape, K):
 
 def _wrench_terms(model, wrenches, batch_shape, K):
     """Validate wrenches; returns [(body, Ad(pose^-1) (6, 6), jet (B or 1, K, 6))]: a link wrench
-    w (row) is ``w @ Ad(pose^-1)`` in the body frame (``Ad^T`` maps wrenches to the child)."""
+    w (row) is ``w @ Ad(pose^-1)`` in the body frame (``Ad^T`` maps wrenches to the child).
+    The base body of a floating model is body ``n``."""
     terms = []
     for link, jet in (wrenches or {}).items():
         frame = model.frame(link)
-        W = np.asarray(jet, dtype=float)
+        W = real_array(f"wrench on link '{link}'", jet)
         if W.ndim < 2 or W.shape[-2:] != (K, 6):
             raise InputError(f"wrench on link '{link}' must have shape (..., {K}, 6) (rows "
                              f"W^(0..{K - 1}), (torque, force)), got {W.shape}")
@@ -68,29 +70,34 @@ def _wrench_terms(model, wrenches, batch_shape, K):
         except ValueError:
             raise InputError(f"wrench on link '{link}' has batch shape {W.shape[:-2]}, which "
                              f"does not broadcast to the trajectory batch {tuple(batch_shape)}") from None
-        if frame.body < 0:
+        if frame.body < 0 and not model.floating:
             continue
         # a wrench without batch axes stays one row (broadcast per block, no full-size copy)
         W = W.reshape(1, K, 6) if W.ndim == 2 else full.reshape(-1, K, 6)
-        terms.append((frame.body, Ad(inverse(frame.pose)), W))
+        body = frame.body if frame.body >= 0 else model.n_dof
+        terms.append((body, Ad(inverse(frame.pose)), W))
     return terms
 
 
 def _wrench_block(model, terms, start, stop, K):
-    """Body-frame wrench coefficients (K, stop-start, n, 6) of samples start..stop-1."""
-    out = np.zeros((K, stop - start, model.n_dof, 6))
+    """Body-frame wrench coefficients (K, stop-start, n (+1 floating), 6) of samples start..stop-1."""
+    out = np.zeros((K, stop - start, model.n_dof + model.floating, 6))
     for body, Ad_inv, W in terms:
         rows = W if len(W) == 1 else W[start:stop]
         out[:, :, body] += to_taylor(rows) @ Ad_inv
     return out
 
 
-def rnea_taylor(model, qc, wc, K, wext=None):
+def rnea_taylor(model, qc, wc, K, wext=None, root=None):
     """Newton-Euler on Taylor coefficients: returns tau coefficients (K, B, n).
 
     ``qc`` (K+1, B, n), ``wc`` (K+1, B, n): coefficients of q and qd; ``wext`` (K, B, n, 6)
     body-frame wrench coefficients or None. The twist needs one coefficient more than tau
     because the acceleration is its derivative.
+
+    ``root`` (floating base): ``(VR (K+1, B, 6), GR (K, B, 6))`` coefficients of the base body
+    twist and of the gravity twist ``(0, -R^T g)`` in the base frame; then ``wext`` has a last
+    slot for the base and the result is ``(tau (K, B, n), base wrench (K, B, 6))``.
     """
     n = model.n_dof
     B = qc.shape[1]
@@ -100,32 +107,44 @@ def rnea_taylor(model, qc, wc, K, wext=None):
     V = [None] * n
     acc = [None] * n
     G = [None] * n
-    h = [None] * n
     W = [None] * n
     for i in range(n):
         p = model.parents[i]
         X = model.screws[i]
         Ai = A[:, :, i]
-        if p < 0:
+        if p < 0 and root is None:
             Vi = wc[:K + 1, :, i, None] * X
             Gi = Ai[:K] @ g0
         else:
-            Vi = cauchy_matvec(Ai, V[p], K + 1) + wc[:K + 1, :, i, None] * X
-            Gi = cauchy_matvec(Ai, G[p], K)
+            Vp, Gp = root if p < 0 else (V[p], G[p])
+            Vi = cauchy_matvec(Ai, Vp, K + 1) + wc[:K + 1, :, i, None] * X
+            Gi = cauchy_matvec(Ai, Gp, K)
         V[i], G[i] = Vi, Gi
-        M = model.inertias[i]
         acc[i] = scale * Vi[1:] + Gi
-        h[i] = Vi[:K] @ M.T
-        W[i] = acc[i] @ M.T + cauchy_bias(Vi, h[i], K)
+        W[i] = _newton_euler(model.inertias[i], acc[i], Vi, K)
         if wext is not None:
             W[i] -= wext[:, :, i]
     tau = np.empty((K, B, n))
+    W_root = None if root is None else np.zeros((K, B, 6))
     for i in reversed(range(n)):
         tau[:, :, i] = W[i] @ model.screws[i]
         p = model.parents[i]
         if p >= 0:
             W[p] = W[p] + cauchy_matTvec(A[:K, :, i], W[i], K)
-    return tau
+        elif root is not None:
+            W_root += cauchy_matTvec(A[:K, :, i], W[i], K)
+    if root is None:
+        return tau
+    VR, GR = root
+    W_root += _newton_euler(model.base_inertia, scale * VR[1:] + GR, VR, K)
+    if wext is not None:
+        W_root -= wext[:, :, n]
+    return tau, W_root
+
+
+def _newton_euler(M, acc, V, K):
+    """Wrench coefficients ``M acc_k + sum_j -ad(V_j)^T M V_{k-j}`` (K, B, 6) of one body."""
+    return acc @ M.T + cauchy_bias(V, V[:K] @ M.T, K)
 
 
 def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
@@ -134,16 +153,31 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     ``qjet`` (..., order+3, n): q, qd, qdd, ..., q^(order+2). Returns (..., order+1, n).
     ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`). Large
     batches run in blocks of samples, so the working memory stays bounded whatever the batch.
+    (Floating models: :func:`hod_dynamics.floating.time_derivatives_floating`.)
     """
     compiled = resolve_backend(backend) == "numba"
     jet = check_jet(model, qjet, order + 3, finite=not compiled)
     batch = jet.shape[:-2]
-    K = order + 1
+    flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
+    out, _ = recursion(model, flat, order + 1, batch, wrenches, compiled,
+                       refuse=lambda: check_jet(model, qjet, order + 3))
+    return out.reshape(batch + (order + 1, model.n_dof))
+
+
+def recursion(model, flat, K, batch, wrenches, compiled, refuse=None, root=None):
+    """The recursion on a flat batch, in blocks of samples (and threads for numba).
+
+    ``flat`` (B, K+1, n): the joint jet q^(0..K); ``root`` (floating base): ``(quat (B, 4),
+    vbase (B, K+1, 6))`` the unit quaternion of the base and its body twist's derivative rows
+    (:mod:`hod_dynamics.floating`). Returns ``(tau (B, K, n), base wrench (B, K, 6) or
+    None)``, derivatives (not coefficients). ``refuse()`` raises the InputError naming a NaN
+    the compiled kernel met.
+    """
     n = model.n_dof
-    flat = jet.reshape((-1,) + jet.shape[-2:])
     B = flat.shape[0]
     terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
     out = np.empty((B, K, n))
+    base = None if root is None else np.empty((B, K, 6))
     if compiled:
         run, block = _rnea_numba, NUMBA_BLOCK
     else:
@@ -151,16 +185,19 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
 
     def chunk(a, b):
         wext = _wrench_block(model, terms, a, b, K) if terms else None
-        return run(model, flat[a:b], K, wext, out[a:b])
+        if root is None:
+            return run(model, flat[a:b], K, wext, out[a:b])
+        return run(model, flat[a:b], K, wext, out[a:b], (root[0][a:b], root[1][a:b], base[a:b]))
 
     for start in range(0, B, block):
         stop = min(start + block, B)
         # the compiled kernel releases the GIL: a large block is shared among threads
         done = map_chunks(chunk, start, stop) if compiled else [chunk(start, stop)]
         if not all(done):
-            check_jet(model, qjet, order + 3)  # names the NaN or infinity the kernel met
-            raise InputError("qjet holds a non-finite value")  # not reached: check_jet raises
-    return out.reshape(batch + (K, n))
+            if refuse is not None:
+                refuse()  # names the NaN or infinity the kernel met
+            raise InputError("qjet holds a non-finite value")  # not reached after refuse
+    return out, base
 
 
 # samples per block: numpy's working set is about 640 (K+1) n bytes per sample (Ad jets,
@@ -169,20 +206,31 @@ NUMPY_BLOCK_BYTES = 64 * 2**20
 NUMBA_BLOCK = 2**16
 
 
-def _rnea_numpy(model, jet, K, wext, out):
-    """Vectorised path: jet (B, K+2, n) of finite numbers -> tau jet written into out (B, K, n).
-    Returns True."""
+def _rnea_numpy(model, jet, K, wext, out, root=None):
+    """Vectorised path: jet (B, K+2, n) of finite numbers -> tau jet written into out (B, K, n)
+    (and the base wrench jet into root[2] (B, K, 6) for a floating base). Returns True."""
     c = to_taylor(jet[:, :K + 1])
     wc = to_taylor(jet[:, 1:K + 2])
-    out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
+    if root is None:
+        out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
+        return True
+    quat, vbase, base = root
+    tau, W = rnea_taylor(model, c, wc, K, wext, root_taylor(model, quat, vbase, K))
+    out[...] = from_taylor(tau, jet.shape[:1])
+    base[...] = from_taylor(W, jet.shape[:1])
     return True
 
 
-def _rnea_numba(model, jet, K, wext, out):
+def _rnea_numba(model, jet, K, wext, out, root=None):
     """Compiled path: jet (B, K+2, n) -> tau jet written into out (B, K, n), C-contiguous.
     Returns False (out unfinished) when the jet holds a NaN or an infinity."""
     wext = _NO_WRENCH if wext is None else kernel_array(wext)
-    return kernels().rnea_jets(*_kernel_model(model), kernel_array(jet), K, wext, out)
+    if root is None:
+        return kernels().rnea_jets(*_kernel_model(model), kernel_array(jet), K, wext, out)
+    quat, vbase, base = root
+    return kernels().rnea_floating(*_kernel_model(model), *_kernel_base(model),
+                                   kernel_array(jet), kernel_array(quat), kernel_array(vbase), K,
+                                   wext, out, base)
 
 
 _NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shape[1] > 0
@@ -195,6 +243,39 @@ def _kernel_model(model):
     arrays = (model.parents.astype(np.int64), model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3],
               model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
     return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+@per_model
+def _kernel_base(model):
+    """Writable copies of a floating model's base inertia and world gravity for the kernel."""
+    return np.array(model.base_inertia), np.array(model.gravity)
+
+
+def gravity_taylor(R, gravity, omega, K):
+    """Taylor coefficients (B, K, 3) of ``-R^T g`` (gravity as an upward acceleration of the
+    base, in the base frame) along the motion: ``R`` (B, 3, 3) the base orientation now,
+    ``omega`` (B, >=K-1, 3) Taylor coefficients of the base angular velocity (base frame).
+
+    From ``d/dt (R^T g) = -omega x (R^T g)``: ``(k+1) c_{k+1} = -sum_j omega_j x c_{k-j}``.
+    """
+    c = np.empty((R.shape[0], K, 3))
+    c[:, 0] = -np.einsum("bji,j->bi", R, gravity)
+    for k in range(K - 1):
+        acc = cross(omega[:, 0], c[:, k])
+        for j in range(1, k + 1):
+            acc += cross(omega[:, j], c[:, k - j])
+        c[:, k + 1] = -acc / (k + 1)
+    return c
+
+
+def root_taylor(model, quat, vbase, K):
+    """The base's Taylor coefficients for the recursion: twist ``VR`` (K+1, B, 6) from the
+    derivative rows ``vbase`` (B, K+1, 6), gravity twist ``GR`` (K, B, 6) = (0, -R^T g) and its
+    jet (:func:`gravity_taylor`) from the unit quaternions ``quat`` (B, 4)."""
+    VR = to_taylor(vbase)
+    GR = gravity_taylor(rotation_matrix(quat), model.gravity, np.moveaxis(VR[:, :, :3], 0, 1), K)
+    G6 = np.concatenate([np.zeros(GR.shape), GR], axis=-1)
+    return VR, np.ascontiguousarray(np.moveaxis(G6, 1, 0))
 
 
 def check_order(order):

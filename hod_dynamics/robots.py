@@ -3,6 +3,8 @@ or pip install also copies them to ``share/hod_dynamics/urdf``).
 
 - ``planar_2r``: the planar 2R robot of seed 000 sec. 6.1 (point masses at the link ends).
 - ``iiwa14``: the KUKA LBR iiwa 14 R820 of seed 000 sec. 6.2 with identified inertias.
+- ``solo12``: the Solo 12 quadruped (Open Dynamic Robot Initiative; from example-robot-data,
+  BSD 3-Clause), the floating-base example: ``load_robot("solo12", floating_base=True)``.
 """
 
 import os

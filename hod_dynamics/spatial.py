@@ -125,3 +125,43 @@ def transform_inertia(M, T):
     pose of b in a (``x_a = T x_b``)."""
     A = Ad(inverse(T))
     return A.T @ M @ A
+
+
+def rotation_matrix(quat):
+    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) = (qx, qy, qz, qw)."""
+    x, y, z, w = np.moveaxis(np.asarray(quat, dtype=float), -1, 0)
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1),
+    ], -2)
+
+
+def quaternion_from_matrix(R):
+    """Unit quaternions (..., 4) = (qx, qy, qz, qw), qw >= 0, of rotation matrices (..., 3, 3)."""
+    R = np.asarray(R, dtype=float)
+    # Shepperd: take the largest of 4 w^2, 4 x^2, 4 y^2, 4 z^2 as the pivot (well conditioned)
+    tr = np.trace(R, axis1=-2, axis2=-1)
+    d = np.stack([R[..., 0, 0], R[..., 1, 1], R[..., 2, 2], tr], -1)
+    k = np.argmax(d, axis=-1)
+    out = np.empty(R.shape[:-2] + (4,))
+    r = lambda i, j: R[..., i, j]  # noqa: E731
+    cand = [
+        np.stack([1 + 2 * r(0, 0) - tr, r(0, 1) + r(1, 0), r(0, 2) + r(2, 0), r(2, 1) - r(1, 2)], -1),
+        np.stack([r(0, 1) + r(1, 0), 1 + 2 * r(1, 1) - tr, r(1, 2) + r(2, 1), r(0, 2) - r(2, 0)], -1),
+        np.stack([r(0, 2) + r(2, 0), r(1, 2) + r(2, 1), 1 + 2 * r(2, 2) - tr, r(1, 0) - r(0, 1)], -1),
+        np.stack([r(2, 1) - r(1, 2), r(0, 2) - r(2, 0), r(1, 0) - r(0, 1), 1 + tr], -1),
+    ]
+    for i in range(4):
+        sel = k == i
+        out[sel] = cand[i][sel]
+    out /= np.linalg.norm(out, axis=-1, keepdims=True)
+    return np.where(out[..., 3:] < 0, -out, out)
+
+
+def rotate_inverse(quat, v):
+    """``R^T v`` (..., 3) for unit quaternions (..., 4) = (qx, qy, qz, qw) of R and vectors v
+    (..., 3): ``v - 2 w (u x v) + 2 u x (u x v)`` with ``u = (qx, qy, qz)``, ``w = qw``."""
+    u, w = quat[..., :3], quat[..., 3:]
+    uv = np.cross(u, v)
+    return v - 2.0 * w * uv + 2.0 * np.cross(u, uv)

@@ -5,6 +5,11 @@ A :class:`Trajectory` maps time (s) to joint positions (rad or m) for a list of 
 :func:`hod_dynamics.time_derivatives` consumes: torque order k needs q up to q^(k+2), so the
 trajectory must be C^(k+2) for a continuous tau^(k).
 
+Floating-base robots: the base pose is 7 more columns named ``base_x, base_y, base_z`` (m, world
+frame) and ``base_qx, base_qy, base_qz, base_qw`` (unit quaternion, waypoints sign-aligned on
+input). The spline interpolates the quaternion's components; :meth:`Trajectory.floating_jet`
+normalises it and derives the base body twist and its derivatives exactly from the spline's.
+
 Meaning of ``continuity = c``: the trajectory, extended by holding still before its start and
 after its end, has c continuous derivatives on the whole time axis (C^c). Derivatives of
 higher order exist piecewise (they jump at the span ends, and at the knots above the spline's
@@ -20,6 +25,8 @@ import numpy as np
 from scipy.interpolate import BSpline, make_interp_spline
 
 from .errors import InputError, ModelError, TrajectoryError
+from .floating import (BASE_COORDINATES, QUATERNION_TOLERANCE, check_floating,
+                       configuration_names, joint_jet, velocity_jet)
 from .yamlfile import read_mapping
 
 DEFAULT_CONTINUITY = 4
@@ -82,6 +89,28 @@ def _check_at_rest(values, what, names):
             raise TrajectoryError(f"waypoint {i}, joint '{names[j[0]]}': {_SINGULAR[what]} "
                                   f"{values[i, j[0]]} must be 0 at the first and last waypoint "
                                   "(the trajectory holds still outside its span)")
+
+
+def _align_quaternions(values, names):
+    """Waypoint positions with the base quaternion (columns base_qx..base_qw, when present)
+    checked for unit norm and sign-aligned with the previous waypoint's (q and -q are the same
+    rotation; the spline must not pass through zero between them)."""
+    if not set(BASE_COORDINATES[3:]) <= set(names):
+        return values
+    cols = [names.index(nm) for nm in BASE_COORDINATES[3:]]
+    quat = values[:, cols]
+    norm = np.linalg.norm(quat, axis=1)
+    bad = np.flatnonzero(np.abs(norm - 1.0) > QUATERNION_TOLERANCE)
+    if len(bad):
+        raise TrajectoryError(f"waypoint {bad[0]}: base quaternion {quat[bad[0]].tolist()} has norm "
+                              f"{norm[bad[0]]:.6g}, not 1 (within {QUATERNION_TOLERANCE})")
+    quat = quat / norm[:, None]
+    for i in range(1, len(quat)):
+        if quat[i] @ quat[i - 1] < 0:
+            quat[i] = -quat[i]
+    values = values.copy()
+    values[:, cols] = quat
+    return values
 
 
 def _check_continuity(continuity, upper=None):
@@ -179,7 +208,7 @@ class Trajectory:
         names = _check_names(joint_names)
         continuity = _check_continuity(continuity)
         t = _check_times(times)
-        given = [_check_rows(positions, "positions", names, len(t))]
+        given = [_align_quaternions(_check_rows(positions, "positions", names, len(t)), names)]
         for what, values in (("velocities", velocities), ("accelerations", accelerations)):
             if values is None:
                 if what == "velocities" and accelerations is not None:
@@ -212,7 +241,7 @@ class Trajectory:
         names = _check_names(joint_names)
         continuity = _check_continuity(continuity, upper=4)
         t = _check_times(times)
-        y = _check_rows(positions, "positions", names, len(t))
+        y = _align_quaternions(_check_rows(positions, "positions", names, len(t)), names)
         k = continuity + 1
         if len(t) <= k:
             raise TrajectoryError(f"a smoothing fit of degree {k} needs more than {k} samples, "
@@ -273,7 +302,17 @@ class Trajectory:
         if isinstance(n_derivatives, bool) or not isinstance(n_derivatives, (int, np.integer)) \
                 or n_derivatives < 0:
             raise TrajectoryError(f"n_derivatives must be an integer >= 0, got {n_derivatives!r}")
-        t = np.asarray(t, dtype=float)
+        if n_derivatives > self.spline.k:
+            raise TrajectoryError(
+                f"n_derivatives={n_derivatives} exceeds the degree {self.spline.k} of the "
+                f"trajectory spline (C^{self.continuity}): its derivatives of order above "
+                f"{self.spline.k} are zero between knots and undefined at them; ask for at most "
+                f"{self.spline.k}, or build the trajectory with a higher continuity")
+        try:
+            t = np.asarray(t, dtype=float)
+        except (TypeError, ValueError):
+            raise TrajectoryError(f"evaluation times t must be real numbers, got "
+                                  f"{type(t).__name__} {str(t)[:40]!r}") from None
         if not np.all(np.isfinite(t)):
             raise TrajectoryError("evaluation times must be finite")
         tc = np.clip(t, self.start, self.end)
@@ -288,19 +327,44 @@ class Trajectory:
 
     # -- joint order ---------------------------------------------------------------------------
     def for_model(self, model, *, allow_extra=False):
-        """This trajectory with its columns in ``model.joint_names`` order.
+        """This trajectory with its columns in ``model.joint_names`` order (for a floating
+        model: the base coordinates ``base_x, base_y, base_z, base_qx, base_qy, base_qz,
+        base_qw`` first, see :data:`hod_dynamics.floating.BASE_COORDINATES`).
 
         Joints the model does not know raise :class:`TrajectoryError` unless ``allow_extra``
         (then they are dropped); joints of the model missing here always raise.
         """
+        names = configuration_names(model)
         try:
-            idx = model.joint_order(self.joint_names, allow_extra=allow_extra)
+            idx = model.joint_order([nm for nm in self.joint_names if nm not in BASE_COORDINATES],
+                                    allow_extra=allow_extra)
         except ModelError as exc:
             raise TrajectoryError(f"trajectory joints do not match model '{model.name}': {exc}") from None
-        if np.array_equal(idx, np.arange(self.n_joints)) and self.n_joints == model.n_dof:
+        base = [nm for nm in self.joint_names if nm in BASE_COORDINATES]
+        if base and not model.floating and not allow_extra:
+            raise TrajectoryError(f"trajectory has base pose columns {base} but model "
+                                  f"'{model.name}' is fixed to the world")
+        if model.floating:
+            missing = [nm for nm in BASE_COORDINATES if nm not in self.joint_names]
+            if missing:
+                raise TrajectoryError(f"floating model '{model.name}' needs the base pose "
+                                      f"columns {list(BASE_COORDINATES)}; missing {missing}")
+        idx = np.array([self.joint_names.index(nm) for nm in names], dtype=int)
+        if np.array_equal(idx, np.arange(self.n_joints)) and self.n_joints == len(names):
             return self
         spline = BSpline(self.spline.t, np.asarray(self.spline.c)[:, idx], self.spline.k)
-        return Trajectory(tuple(model.joint_names), spline, self.continuity, self.waypoint_times)
+        return Trajectory(names, spline, self.continuity, self.waypoint_times)
+
+    def floating_jet(self, model, t, n_derivatives):
+        """Configuration and exact velocity jet of a floating model along the trajectory.
+
+        Returns ``q`` (*t.shape, 7+n) and ``vjet`` (*t.shape, n_derivatives, 6+n): the base
+        body twist (omega, v) (base frame) and its derivatives up to ``n_derivatives - 1``,
+        then the joint rates; exact for the spline through the base poses (its quaternion
+        normalised), see :func:`hod_dynamics.floating.velocity_jet`.
+        """
+        check_floating(model, "Trajectory.floating_jet")
+        return velocity_jet(self.for_model(model).jet(t, n_derivatives), n_derivatives)
 
     # -- limits --------------------------------------------------------------------------------
     def check_limits(self, model, *, dt=0.002, effort_rate_limits=None):
@@ -318,6 +382,10 @@ class Trajectory:
         traj = self.for_model(model, allow_extra=True)
         t = np.union1d(np.arange(self.start, self.end, dt), self.waypoint_times)
         order = 0 if effort_rate_limits is None else 1
+        if model.floating:  # the joints' limits; the base has none
+            q, vjet = traj.floating_jet(model, t, order + 2)
+            taujet = time_derivatives(model, q, vjet, order)[..., 6:]
+            return limit_report(model, t, joint_jet(q, vjet), taujet, effort_rate_limits)
         qjet = traj.jet(t, order + 2)
         return limit_report(model, t, qjet, time_derivatives(model, qjet, order), effort_rate_limits)
 

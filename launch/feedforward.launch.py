@@ -2,7 +2,8 @@
 
     ros2 launch hod_dynamics feedforward.launch.py urdf:=/path/robot.urdf actuators:=actuators_sea
 
-Arguments: ``urdf`` (URDF file; empty: the node reads /robot_description), ``config``
+Arguments: ``urdf`` (URDF or xacro file; empty: the node reads /robot_description),
+``xacro_args`` (xacro arguments ``name:=value`` separated by spaces), ``config``
 (parameter YAML, default share/hod_dynamics/config/feedforward.yaml), ``actuators`` (actuator
 YAML file, or the name of one in share/hod_dynamics/config such as ``actuators_sea``; empty:
 rigid joints), ``namespace``, ``use_sim_time`` (follow /clock, e.g. with ``ros2 bag play --clock``).
@@ -27,6 +28,9 @@ def _feedforward_node(context):
     urdf = existing_file("urdf", LaunchConfiguration("urdf").perform(context), "urdf", ".urdf")
     if urdf:
         params["urdf_path"] = urdf
+    xacro_args = LaunchConfiguration("xacro_args").perform(context).split()
+    if xacro_args:
+        params["xacro_args"] = xacro_args
     config = LaunchConfiguration("config").perform(context) or "feedforward"
     config = existing_file("config", config, "config", ".yaml")
     node = Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
@@ -36,7 +40,8 @@ def _feedforward_node(context):
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("urdf", default_value="", description="URDF file (empty: /robot_description)"),
+        DeclareLaunchArgument("urdf", default_value="", description="URDF or xacro file (empty: /robot_description)"),
+        DeclareLaunchArgument("xacro_args", default_value="", description="xacro arguments name:=value, space-separated"),
         DeclareLaunchArgument("config", default_value="feedforward", description="parameter YAML file or shipped name"),
         DeclareLaunchArgument("actuators", default_value="", description="actuator YAML file or shipped name (empty: rigid)"),
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),

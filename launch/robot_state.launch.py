@@ -2,9 +2,12 @@
 
     ros2 launch hod_dynamics robot_state.launch.py robot:=iiwa14
     ros2 launch hod_dynamics robot_state.launch.py urdf:=/path/to/robot.urdf
+    ros2 launch hod_dynamics robot_state.launch.py urdf:=/path/to/robot.urdf.xacro xacro_args:="prefix:=left_"
 
 Arguments: ``robot`` (a model shipped in share/hod_dynamics/urdf: iiwa14, planar_2r; default
-iiwa14), ``urdf`` (a URDF file that overrides ``robot``), ``namespace``, ``use_sim_time``.
+iiwa14), ``urdf`` (a URDF or xacro file that overrides ``robot``), ``xacro_args`` (xacro
+arguments ``name:=value`` separated by spaces; a ``.xacro`` file is expanded with the xacro
+package), ``namespace``, ``use_sim_time``.
 The hod_dynamics nodes read their model from this topic when no parameter gives one.
 
 Needs the ``robot_state_publisher`` package (``sudo apt install ros-<distro>-robot-state-publisher``;
@@ -19,13 +22,15 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from hod_dynamics.ros.launch_support import existing_file, required
+from hod_dynamics.urdf import read_urdf_text, xacro_args_from_strings
 
 
 def _robot_state_publisher(context):
     urdf = (existing_file("urdf", LaunchConfiguration("urdf").perform(context), "urdf", ".urdf")
             or existing_file("robot", LaunchConfiguration("robot").perform(context), "urdf", ".urdf"))
-    with open(urdf, encoding="utf-8") as f:
-        description = f.read()
+    xacro_args = xacro_args_from_strings(LaunchConfiguration("xacro_args").perform(context).split(),
+                                         "launch argument xacro_args")
+    description = read_urdf_text(urdf, xacro_args=xacro_args)  # a .xacro is expanded
     use_sim_time = LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true")
     node = Node(package="robot_state_publisher", executable="robot_state_publisher",
                 namespace=LaunchConfiguration("namespace"), output="screen",
@@ -37,7 +42,8 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument("robot", default_value="iiwa14",
                               description="shipped robot model (iiwa14, planar_2r)"),
-        DeclareLaunchArgument("urdf", default_value="", description="URDF file; overrides robot"),
+        DeclareLaunchArgument("urdf", default_value="", description="URDF or xacro file; overrides robot"),
+        DeclareLaunchArgument("xacro_args", default_value="", description="xacro arguments name:=value, space-separated"),
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
         DeclareLaunchArgument("use_sim_time", default_value="false", description="follow /clock"),
         OpaqueFunction(function=_robot_state_publisher),

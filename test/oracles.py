@@ -82,7 +82,10 @@ class PinocchioRobot:
         self.joint_ids = [pm.getJointId(nm) for nm in model.joint_names]
 
     def q(self, q):
-        pq = self.pin.neutral(self.model)
+        return self._joints(self.pin.neutral(self.model), q)
+
+    def _joints(self, pq, q):
+        """Our joint positions q written into Pinocchio's configuration pq."""
         for k in range(len(q)):
             if self.nq[k] == 2:
                 pq[self.qidx[k]], pq[self.qidx[k] + 1] = np.cos(q[k]), np.sin(q[k])
@@ -134,6 +137,50 @@ class PinocchioRobot:
             f_link = pin.Force(np.asarray(W[3:], float), np.asarray(W[:3], float))
             fext[jid] = fext[jid] + frame.placement.act(f_link)
         return fext
+
+
+class FloatingPinocchioRobot(PinocchioRobot):
+    """Pinocchio with a ``JointModelFreeFlyer`` root, mapped onto our floating conventions.
+
+    Pinocchio's free flyer: q = (x, y, z, qx, qy, qz, qw) like ours; velocity and base wrench
+    (linear, angular) in the base (local) frame, where ours are (angular, linear).
+    """
+
+    def __init__(self, urdf_path, model):
+        self.pin = pin = pytest.importorskip("pinocchio")
+        root = pin.JointModelFreeFlyer()
+        if urdf_path.lstrip().startswith("<"):
+            pm = pin.buildModelFromXML(urdf_path, root)
+        else:
+            pm = pin.buildModelFromUrdf(urdf_path, root)
+        pm.gravity.linear = np.asarray(model.gravity, dtype=float)
+        self.model, self.data, self.ours = pm, pm.createData(), model
+        joints = [pm.joints[pm.getJointId(nm)] for nm in model.joint_names]
+        # base (angular, linear) <- Pinocchio (linear, angular), then our joints
+        self.vidx = np.r_[[3, 4, 5, 0, 1, 2], [j.idx_v for j in joints]].astype(int)
+        self.qidx = np.array([j.idx_q for j in joints])
+        self.nq = np.array([j.nq for j in joints])
+
+    def q(self, q):
+        pq = self.pin.neutral(self.model)
+        pq[:7] = q[:7] / np.r_[1, 1, 1, [np.linalg.norm(q[3:7])] * 4]
+        return self._joints(pq, q[7:])
+
+
+def floating_pinocchio_robot(name):
+    """(our floating model, FloatingPinocchioRobot) of an example-robot-data robot."""
+    model = erd_model(name, floating_base=True)
+    return model, FloatingPinocchioRobot(erd_path(name), model)
+
+
+def random_floating_state(model, rng, batch=()):
+    """Random (q, v, a) of a floating model: unit quaternions, joints in [-1.5, 1.5]."""
+    n = model.n_dof
+    quat = rng.normal(size=batch + (4,))
+    quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
+    q = np.concatenate([rng.normal(size=batch + (3,)), quat,
+                        rng.uniform(-1.5, 1.5, batch + (n,))], axis=-1)
+    return q, rng.normal(size=batch + (6 + n,)), rng.normal(size=batch + (6 + n,))
 
 
 def pinocchio_robot(name):

@@ -28,7 +28,7 @@ def test_demo_writes_csv_and_plot_consistent_with_the_library(tmp_path, capsys):
 def test_info_lists_joints(capsys):
     assert cli.main(["info", hd.robot_path("iiwa14"), "--lock", "iiwa_joint_7=0.5"]) == 0
     out = capsys.readouterr().out
-    assert "iiwa14: 6 joints" in out and "iiwa_joint_6" in out
+    assert "iiwa14: 6 moving joints" in out and "iiwa_joint_6" in out
 
 
 def test_errors_are_one_line_with_exit_code_2(capsys):

@@ -1,14 +1,10 @@
 """inverse_dynamics against Pinocchio's rnea on real and random robots, batched and not."""
 
-import glob
-import os
-import re
-
 import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from oracles import PinocchioRobot, erd_dir, rel_err
+from oracles import PinocchioRobot, rel_err
 
 
 def _states(model, rng, batch=()):
@@ -100,31 +96,3 @@ def test_bad_wrench_raises(iiwa):
         hd.inverse_dynamics(iiwa, z, z, z, wrenches={"iiwa_link_7": np.zeros(5)})
     with pytest.raises(hd.InputError, match="non-finite"):
         hd.inverse_dynamics(iiwa, z, z, z, wrenches={"iiwa_link_7": np.full(6, np.nan)})
-
-
-def _all_erd_urdfs():
-    try:
-        folder = erd_dir()
-    except BaseException:  # pytest.skip outside a test: the package is missing
-        return []
-    return sorted(glob.glob(os.path.join(folder, "**", "*.urdf"), recursive=True))
-
-
-@pytest.mark.parametrize("path", _all_erd_urdfs(), ids=lambda p: os.path.basename(p))
-def test_every_example_robot_data_urdf_pinocchio_parses(path, rng):
-    """Every URDF of example-robot-data that Pinocchio parses: same tau and M, or a documented
-    ModelError (no moving joint; an inertia that is not positive semi-definite)."""
-    pin = pytest.importorskip("pinocchio")
-    try:
-        pin.buildModelFromUrdf(path)
-    except Exception:
-        pytest.skip("Pinocchio does not parse this file either")
-    try:
-        model = hd.RobotModel.from_urdf(path)
-    except hd.ModelError as exc:
-        assert re.search(r"has no moving joint|inertia is not positive semi-definite", str(exc)), exc
-        return
-    pinrobot = PinocchioRobot(path, model)
-    q, qd, qdd = _states(model, rng)
-    assert rel_err(hd.inverse_dynamics(model, q, qd, qdd), pinrobot.rnea(q, qd, qdd)) < 1e-10
-    assert rel_err(hd.mass_matrix(model, q), pinrobot.crba(q)) < 1e-10

@@ -1,11 +1,16 @@
 """RobotModel: the seeds' screw description, validation, joint-name mapping, immutability."""
 
+import warnings
+
 import numpy as np
 import pytest
 
 import hod_dynamics as hd
 from hod_dynamics.spatial import body_inertia, rpy_matrix, transform
+from hod_dynamics.backend import numba_available
 from oracles import rel_err
+
+BACKENDS_AVAILABLE = ["numpy"] + (["numba"] if numba_available() else [])
 
 REV_Z = [0, 0, 1, 0, 0, 0]
 
@@ -97,7 +102,7 @@ def test_joint_order_maps_message_order(iiwa):
     (dict(screws=[[0, 0, 2, 0, 0, 0]]), r"joint 'joint1': screw .* must have a unit angular part"),
     (dict(screws=[[0, 0, 0, 0, 0, 0]]), r"joint 'joint1': screw"),
     (dict(inertias=[-np.eye(6)]), r"link 'link1'.*negative mass"),
-    (dict(inertias=[np.diag([1, 1, -1, 1, 1, 1.0])]), r"link 'link1'.*not positive semi-definite"),
+    (dict(inertias=[np.diag([1, 1, -1, 1, 1, 1.0])], inertia_check="error"), r"link 'link1'.*not positive semi-definite"),
     (dict(references=[np.diag([1, 1, 1, 2.0])]), r"joint 'joint1': reference configuration is not a rigid"),
     (dict(parents=[3]), r"joint 'joint1': parent body index 3"),
     (dict(references=[rpy_matrix([0, 0, 0])]), r"references has shape \(1, 3, 3\), expected \(1, 4, 4\)"),
@@ -144,3 +149,94 @@ def test_check_state_broadcasts_and_names_the_bad_argument(iiwa):
         hd.model.check_state(iiwa, q=q, qd=bad)
     with pytest.raises(hd.InputError, match="do not broadcast"):
         hd.model.check_state(iiwa, q=np.zeros((2, 7)), qd=np.zeros((3, 7)))
+
+
+# -- zero degrees of freedom --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fixed_only():
+    """A robot with no moving joint (every joint fixed): n_dof == 0."""
+    return hd.RobotModel.from_urdf("""<robot name="table"><link name="world"/>
+        <joint name="legs" type="fixed"><parent link="world"/><child link="top"/><origin xyz="0 0 0.7"/></joint>
+        <link name="top"><inertial><mass value="12"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+        </robot>""")
+
+
+def test_zero_dof_model_every_public_function_returns_empty_results(fixed_only):
+    m = fixed_only
+    assert m.n_dof == 0 and m.frame("top").body == -1
+    for batch in [(), (4,), (2, 3)]:
+        z = np.zeros(batch + (0,))
+        jet = np.zeros(batch + (5, 0))
+        results = {
+            "inverse_dynamics": (hd.inverse_dynamics(m, z, z, z, wrenches={"top": np.ones(6)}), batch + (0,)),
+            "mass_matrix": (hd.mass_matrix(m, z), batch + (0, 0)),
+            "kinetic_energy": (hd.kinetic_energy(m, z, z), batch),
+            "time_derivatives closed_form": (hd.time_derivatives(m, jet, 2, method="closed_form"), batch + (3, 0)),
+            "mass_matrix_derivatives": (hd.mass_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
+            "coriolis_matrix_derivatives": (hd.coriolis_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
+            "gravity_derivatives": (hd.gravity_derivatives(m, jet, 2), batch + (3, 0)),
+            "external_wrench_derivatives": (hd.external_wrench_derivatives(m, jet, 2, {"top": np.zeros(batch + (3, 6))}),
+                                            batch + (3, 0)),
+            "id_partials_directional": (hd.id_partials_directional(m, z, z, z, z, z, z)[0], batch + (0, 0)),
+            "id_second_order_rate": (hd.id_second_order_rate(m, z, z, z, z), batch + (0,)),
+        }
+        for backend in BACKENDS_AVAILABLE:
+            results[f"time_derivatives {backend}"] = (hd.time_derivatives(m, jet, 2, backend=backend), batch + (3, 0))
+            for k, a in enumerate(hd.id_partials(m, z, z, z, backend=backend)):
+                results[f"id_partials {backend} {k}"] = (a, batch + (0, 0))
+            for k, a in enumerate(hd.id_second_partials(m, z, z, z, backend=backend)):
+                results[f"id_second_partials {backend} {k}"] = (a, batch + (0, 0, 0))
+        for name, (value, shape) in results.items():
+            assert np.shape(value) == shape, (name, np.shape(value), shape)
+        np.testing.assert_array_equal(hd.kinetic_energy(m, z, z), np.zeros(batch))
+    with pytest.raises(hd.InputError, match=r"q must have shape \(\.\.\., 0\) for model 'table'"):
+        hd.inverse_dynamics(m, np.zeros(3), np.zeros(3), np.zeros(3))
+
+
+def test_zero_dof_from_screws():
+    m = hd.RobotModel.from_screws(np.zeros((0, 6)), [], [])
+    assert m.n_dof == 0 and hd.inverse_dynamics(m, [], [], []).shape == (0,)
+
+
+def test_from_screws_inertia_check():
+    bad = np.diag([1, 1, -1, 1, 1, 1.0])
+    with pytest.warns(hd.HodDynamicsWarning, match=r"link 'link1'.*not positive semi-definite.*computes with it as written"):
+        m = hd.RobotModel.from_screws([REV_Z], [np.eye(4)], [bad])
+    np.testing.assert_array_equal(m.inertias[0], bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hd.RobotModel.from_screws([REV_Z], [np.eye(4)], [bad], inertia_check="off")
+
+
+# -- foreign input -------------------------------------------------------------------------------
+def test_foreign_input_is_refused_with_an_input_error_naming_the_argument(iiwa):
+    z = np.zeros(7)
+    cases = [
+        (lambda: hd.inverse_dynamics(iiwa, ["0.1"] * 6 + ["a"], z, z), r"^q must be an array of real numbers, got str\d* values such as '0.1'"),
+        (lambda: hd.inverse_dynamics(iiwa, z, [[0.0] * 7, [0.0] * 3], z), r"^qd must be an array of real numbers with one common shape; got ragged list"),
+        (lambda: hd.inverse_dynamics("iiwa14", z, z, z), r"^model must be a hod_dynamics RobotModel \(RobotModel.from_urdf\(\.\.\.\) or load_robot\(name\)\), got str 'iiwa14'"),
+        (lambda: hd.mass_matrix(hd.robot_path("iiwa14"), z), r"^model must be a hod_dynamics RobotModel .* got str '/"),
+        (lambda: hd.inverse_dynamics(iiwa, z + 1j, z, z), r"^q holds complex numbers \(dtype complex128\); pass real numbers"),
+        (lambda: hd.id_partials(iiwa, z, z, z.astype(complex)), r"^qdd holds complex numbers"),
+        (lambda: hd.time_derivatives(iiwa, np.zeros((3, 7), complex), 0), r"^qjet holds complex numbers"),
+        (lambda: hd.time_derivatives("panda", np.zeros((3, 7)), 0), r"^model must be a hod_dynamics RobotModel"),
+        (lambda: hd.inverse_dynamics(iiwa, z, z, z, wrenches={"iiwa_link_7": ["a"] * 6}),
+         r"^wrench on link 'iiwa_link_7' must be an array of real numbers"),
+        (lambda: hd.inverse_dynamics(iiwa, z, z, z, wrenches={"iiwa_link_7": np.ones(6) * 1j}),
+         r"^wrench on link 'iiwa_link_7' holds complex numbers"),
+    ]
+    for call, match in cases:
+        with pytest.raises(hd.InputError, match=match):
+            call()
+    # numbers given as a list of ints or numeric strings of a numeric dtype are fine
+    assert hd.inverse_dynamics(iiwa, list(range(7)), z, z).shape == (7,)
+
+
+def test_trajectory_jet_beyond_the_spline_degree_is_a_trajectory_error():
+    traj = hd.load_trajectory(hd.shipped_trajectories()[0])
+    k = traj.spline.k
+    assert traj.jet(0.5, k).shape == (k + 1, traj.n_joints)
+    with pytest.raises(hd.TrajectoryError, match=rf"^n_derivatives=10 exceeds the degree {k} of the trajectory spline \(C\^{traj.continuity}\)"):
+        traj.jet([0.1, 0.2], 10)
+    with pytest.raises(hd.TrajectoryError, match=r"^evaluation times t must be real numbers, got str 'soon'"):
+        traj.jet("soon", 1)

@@ -1,5 +1,8 @@
 """URDF parsing: tree selection, fixed/locked merging, limits, and every error naming its fault."""
 
+import os
+import warnings
+
 import numpy as np
 import pytest
 
@@ -101,12 +104,14 @@ def test_unknown_tags_do_not_print(capsys):
 @pytest.mark.parametrize("text, match", [
     ("<robot name='x'><link name='a'/><joint name='j' type='revolute'>", r"malformed URDF.*line 1"),
     ("not xml and not a file.urdf", r"URDF file not found: 'not xml and not a file.urdf'"),
-    (two_links("floating"), r"joint 'j1' has type 'floating', which is not a 1-DoF joint"),
+    (two_links("floating").replace('<link name="base"/>', '<link name="base"><inertial><mass '
+                                   'value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" '
+                                   'izz="1"/></inertial></link>'),
+     r"joint 'j1' is floating but its parent link 'base' has mass"),
     (two_links("planar"), r"joint 'j1' has type 'planar'"),
     (two_links(axis="0 0 0"), r"joint 'j1': axis \[0.0, 0.0, 0.0\] is zero"),
     (two_links(mass="-1"), r"link 'a': negative mass -1"),
-    (two_links(ixx="-0.5"), r"link 'a': inertia is not positive semi-definite"),
-    (two_links().replace('<child link="a"/>', '<child link="zz"/>'), r"joint 'j1' refers to link 'zz'"),
+    (two_links().replace('<child link="a"/>', '<child link="zz"/>'), r"joint 'j1' \(line 3\) refers to link 'zz'"),
 ])
 def test_bad_urdf_raises_model_error_naming_the_fault(text, match):
     with pytest.raises(hd.ModelError, match=match):
@@ -137,7 +142,7 @@ def test_model_errors_are_value_errors():
 
 
 def test_elements_the_dynamics_does_not_read_cannot_break_parsing():
-    """urdfdom accepts these (PR2, iCub use them); urdf_parser_py alone would not."""
+    """urdfdom accepts these (PR2, iCub use them): the reader never looks inside them."""
     extra = ('<material name="m"><texture/></material>'
              '<transmission name="t"><type>transmission_interface/SimpleTransmission</type>'
              '<joint name="j1"><hardwareInterface>EffortJointInterface</hardwareInterface></joint></transmission>')
@@ -147,13 +152,224 @@ def test_elements_the_dynamics_does_not_read_cannot_break_parsing():
     assert hd.RobotModel.from_urdf(text).joint_names == ("j1",)
 
 
-def test_a_robot_without_moving_joints_is_refused():
-    with pytest.raises(hd.ModelError, match=r"model 't' has no moving joint below root link 'base'"):
-        hd.RobotModel.from_urdf(two_links("fixed"))
-    with pytest.raises(hd.ModelError, match=r"no moving joint"):
-        hd.RobotModel.from_urdf(two_links(), locked_joints={"j1": 0.3})
+def test_a_robot_without_moving_joints_gives_a_zero_dof_model():
+    """Fixed-only objects and robots with every joint locked: n_dof == 0, as Pinocchio's nq = 0."""
+    fixed = hd.RobotModel.from_urdf(two_links("fixed"))
+    locked = hd.RobotModel.from_urdf(two_links(), locked_joints={"j1": 0.3})
+    for model in (fixed, locked):
+        assert model.n_dof == 0 and model.joint_names == () and model.screws.shape == (0, 6)
+        assert model.inertias.shape == (0, 6, 6) and model.frame("a").body == -1
+    np.testing.assert_allclose(locked.frame("a").pose[:3, :3], hd.spatial.rpy_matrix([0.3, -0.2, 0.1]) @
+                               hd.spatial.rpy_matrix([0, 0, 0.3]), atol=1e-15)
 
 
 def test_xml_that_is_not_a_robot_is_refused():
     with pytest.raises(hd.ModelError, match=r"root element is <sdf>, not <robot>"):
         hd.RobotModel.from_urdf("<sdf version='1.6'><model name='x'/></sdf>")
+
+
+# -- strict reading: misspellings named with element, line, link/joint and a suggestion --------------
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "urdf_corpus")
+IIWA7 = os.path.join(CORPUS, "pinocchio", "iiwa2.urdf")  # iiwa_stack's LBR iiwa 7, as Pinocchio ships it
+FULL = os.path.join(CORPUS, "urdfdom", "full_robot_v1_0.urdf")  # urdfdom's every-feature test robot
+
+
+def _text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+_MARK = "\u00a7"  # marks where the misspelt name starts in ``new`` (removed before parsing)
+
+# (file, old, new with the mark before the misspelt name, expected message after "line N)")
+MISSPELLINGS = [
+    (IIWA7, '<link name="world"/>', f'<{_MARK}lnk name="world"/>', "unknown element <lnk> in robot 'iiwa7'", "<link>"),
+    (IIWA7, '<robot name="iiwa7"', f'<robot {_MARK}nme="iiwa7"', "unknown attribute nme=\"iiwa7\" of <robot> in robot 'robot'", "'name'"),
+    (IIWA7, '<inertial>\n      <origin rpy="0 0 0" xyz="-0.1 0 0.07"/>\n      <mass value="5"/>\n'
+            '      <inertia ixx="0.05" ixy="0" ixz="0" iyy="0.06" iyz="0" izz="0.03"/>\n    </inertial>',
+     f'<{_MARK}inertal>\n      <origin rpy="0 0 0" xyz="-0.1 0 0.07"/>\n      <mass value="5"/>\n'
+     '      <inertia ixx="0.05" ixy="0" ixz="0" iyy="0.06" iyz="0" izz="0.03"/>\n    </inertal>',
+     "unknown element <inertal> in link 'iiwa_link_0'", "<inertial>"),
+    (IIWA7, '<link name="iiwa_link_1">', f'<link name="iiwa_link_1" {_MARK}nmae="x">', "unknown attribute nmae=\"x\" of <link> in link 'iiwa_link_1'", "'name'"),
+    (IIWA7, '<axis xyz="0 0 1"/>', f'<{_MARK}axs xyz="0 0 1"/>', "unknown element <axs> in joint 'iiwa_joint_1'", "<axis>"),
+    (IIWA7, '<joint name="iiwa_joint_2" type="revolute">', f'<joint name="iiwa_joint_2" {_MARK}tpye="fixed" type="revolute">',
+     "unknown attribute tpye=\"fixed\" of <joint> in joint 'iiwa_joint_2'", "'type'"),
+    (IIWA7, '<mass value="5"/>', f'<{_MARK}mas value="5"/>', "unknown element <mas> in link 'iiwa_link_0'", "<mass>"),
+    (IIWA7, '<mass value="3.4525"/>', f'<mass {_MARK}valu="3.4525"/>', "unknown attribute valu=\"3.4525\" of <mass> in link 'iiwa_link_1'", "'value'"),
+    (IIWA7, 'ixx="0.02183"', f'{_MARK}ixxx="0.02183" ixx="0.02183"', "unknown attribute ixxx=\"0.02183\" of <inertia> in link 'iiwa_link_1'", "'ixx'"),
+    (IIWA7, '<origin rpy="0 0 0" xyz="0 0 0.15"/>', f'<origin rpy="0 0 0" {_MARK}xzy="0 0 0.15"/>', "unknown attribute xzy=\"0 0 0.15\" of <origin> in joint 'iiwa_joint_1'", "'xyz'"),
+    (IIWA7, '<origin rpy="0 0 0" xyz="0 0 0.15"/>', f'<origin rpy="0 0 0" xyz="0 0 0.15">\n<{_MARK}rpy/></origin>', "unknown element <rpy> in joint 'iiwa_joint_1'", ""),
+    (IIWA7, '<axis xyz="0 0 1"/>', f'<axis {_MARK}xyx="0 0 1"/>', "unknown attribute xyx=\"0 0 1\" of <axis> in joint 'iiwa_joint_1'", "'xyz'"),
+    (IIWA7, '<axis xyz="0 0 1"/>', f'<axis xyz="0 0 1"><{_MARK}xyz/></axis>', "unknown element <xyz> in joint 'iiwa_joint_1'", ""),
+    (IIWA7, '<limit effort="300"', f'<limit {_MARK}efort="300"', "unknown attribute efort=\"300\" of <limit> in joint 'iiwa_joint_1'", "'effort'"),
+    (IIWA7, '<limit effort="300" lower="-2.96705972839" upper="2.96705972839" velocity="10"/>',
+     f'<limit effort="300" lower="-2.96705972839" upper="2.96705972839" velocity="10"><{_MARK}lower/></limit>',
+     "unknown element <lower> in joint 'iiwa_joint_1'", ""),
+    (IIWA7, '<dynamics damping="0.5"/>', f'<dynamics {_MARK}dampin="0.5"/>', "unknown attribute dampin=\"0.5\" of <dynamics> in joint 'iiwa_joint_1'", "'damping'"),
+    (IIWA7, '<dynamics damping="0.5"/>', f'<dynamics damping="0.5"><{_MARK}friction/></dynamics>', "unknown element <friction> in joint 'iiwa_joint_1'", ""),
+    (FULL, 'multiplier="0.5"', f'{_MARK}multipler="0.5"', "unknown attribute multipler=\"0.5\" of <mimic> in joint 'platform_joint'", "'multiplier'"),
+    (FULL, '<mimic joint="shoulder_joint" multiplier="0.5" offset="0.0"/>',
+     f'<mimic joint="shoulder_joint" multiplier="0.5" offset="0.0"><{_MARK}offset/></mimic>', "unknown element <offset> in joint 'platform_joint'", ""),
+]
+
+
+def _misspelling(path, old, new):
+    text = _text(path)
+    assert old in text, old
+    changed = text.replace(old, new, 1)
+    line = changed[:changed.index(_MARK)].count("\n") + 1
+    return changed.replace(_MARK, ""), line
+
+
+@pytest.mark.parametrize("path, old, new, message, suggestion", MISSPELLINGS,
+                         ids=[m[3].split(" in ")[0].replace('"', "") for m in MISSPELLINGS])
+def test_misspelt_elements_and_attributes_are_errors_naming_line_and_suggestion(path, old, new, message, suggestion):
+    text, line = _misspelling(path, old, new)
+    expected = f"{message} (line {line})" + (f"; did you mean {suggestion}?" if suggestion else "")
+    with pytest.raises(hd.ModelError) as info:
+        hd.RobotModel.from_urdf(text)
+    assert str(info.value).startswith(expected), (str(info.value), expected)
+    with pytest.warns(hd.HodDynamicsWarning) as caught:  # strict=False reads past it
+        try:
+            hd.RobotModel.from_urdf(text, strict=False, tip_links=["tool_link"] if path == FULL else None)
+        except hd.ModelError:  # what the misspelling leaves missing may be an error of its own
+            pass
+    assert str(caught[0].message).startswith(expected)
+
+
+def test_a_misspelt_axis_would_give_wrong_torques_strict_refuses_it(rng):
+    """The defect this prevents: <axs> silently became the URDF default axis x."""
+    text, _ = _misspelling(IIWA7, '<axis xyz="0 0 1"/>', f'<{_MARK}axs xyz="0 0 1"/>')
+    good = hd.RobotModel.from_urdf(IIWA7)
+    with pytest.warns(hd.HodDynamicsWarning, match=r"<axs> in joint 'iiwa_joint_1'"):
+        lenient = hd.RobotModel.from_urdf(text, strict=False)
+    np.testing.assert_array_equal(lenient.screws[0], [1, 0, 0, 0, 0, 0])
+    q, qd, qdd = rng.normal(size=(3, 7))
+    assert rel_err(hd.inverse_dynamics(lenient, q, qd, qdd), hd.inverse_dynamics(good, q, qd, qdd)) > 0.01
+
+
+def test_every_legitimate_extension_loads_without_error_or_warning():
+    """<gazebo>, <transmission> (ROS 1 and 2 forms), <ros2_control>, <safety_controller>,
+    <calibration>, sensors, Drake's <frame> and drake: namespace, comments, visual/collision
+    content and materials: the same model as without them, and no warning."""
+    base = _text(IIWA7)
+    extra_robot = (
+        '<ros2_control name="iiwa" type="system"><hardware><plugin>mock_components/GenericSystem</plugin>'
+        '</hardware><joint name="iiwa_joint_1"><command_interface name="effort"/><state_interface name="position"/>'
+        '</joint></ros2_control>'
+        '<sensor name="cam" update_rate="30"><parent link="iiwa_link_7"/><origin xyz="0 0 0.1"/><camera>'
+        '<image width="640" height="480" hfov="1.5" format="RGB8" near="0.01" far="50"/></camera></sensor>'
+        '<frame link="iiwa_link_7" name="tool" rpy="0 0 0" xyz="0 0 0.1"/>'
+        '<drake:collision_filter_group name="arm"><drake:member link="iiwa_link_1"/></drake:collision_filter_group>'
+        '<transmission name="t2"><type>transmission_interface/SimpleTransmission</type>'
+        '<joint name="iiwa_joint_2"><hardwareInterface>hardware_interface/EffortJointInterface</hardwareInterface>'
+        '</joint><actuator name="m2"><mechanicalReduction>160</mechanicalReduction></actuator></transmission>'
+        '<gazebo reference="iiwa_link_7"><sensor type="force_torque" name="ft"><update_rate>100</update_rate></sensor></gazebo>'
+        '<material name="steel"><color rgba="0.5 0.5 0.5 1"/><texture filename="steel.png"/></material>'
+        '<!-- a comment with <axs> in it -->')
+    text = base.replace('<robot name="iiwa7"', '<robot xmlns:drake="http://drake.mit.edu" name="iiwa7"')
+    text = text.replace("</robot>", extra_robot + "</robot>")
+    text = text.replace('<dynamics damping="0.5"/>', '<dynamics damping="0.5"/><calibration rising="0.1" falling="0.2"/>'
+                        '<drake:rotor_inertia value="0.0005"/><drake:gear_ratio value="160"/>', 1)
+    text = text.replace('<link name="iiwa_link_1">', '<link name="iiwa_link_1" drake:note="x">'
+                        '<visual name="v"><geometry name="g"><mesh filename="a.stl" scale="1 1 1"/></geometry>'
+                        '<anything_at_all/></visual><collision><geometry><capsule length="0.2" radius="0.05"/>'
+                        '</geometry><drake:proximity_properties/></collision>'
+                        '<sensor name="imu" type="imu"/><contact><lateral_friction value="1"/></contact>', 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = hd.RobotModel.from_urdf(text)
+    reference = hd.RobotModel.from_urdf(IIWA7)
+    np.testing.assert_array_equal(model.inertias, reference.inertias)
+    np.testing.assert_array_equal(model.screws, reference.screws)
+
+
+@pytest.mark.parametrize("variant", ["bom text", "bom bytes", "bom file", "blank lines text", "blank lines file",
+                                     "default namespace", "crlf file"])
+def test_legal_inputs_that_used_to_be_refused(variant, tmp_path):
+    text = _text(IIWA7)
+    source = {
+        "bom text": "\ufeff" + text,
+        "bom bytes": b"\xef\xbb\xbf" + text.encode(),
+        "blank lines text": "\n\n   \n" + text,
+        "default namespace": text.replace('<robot name="iiwa7"', '<robot xmlns="http://www.ros.org" name="iiwa7"'),
+    }.get(variant)
+    if source is None:
+        path = tmp_path / "robot.urdf"
+        content = {"bom file": "\ufeff" + text, "blank lines file": "\n\n" + text,
+                   "crlf file": text.replace("\n", "\r\n")}[variant]
+        path.write_bytes(content.encode("utf-8"))
+        source = str(path)
+    model = hd.RobotModel.from_urdf(source)
+    np.testing.assert_array_equal(model.inertias, hd.RobotModel.from_urdf(IIWA7).inertias)
+
+
+def test_lines_are_counted_in_the_text_as_given():
+    """Blank lines before <?xml and CR LF line ends: the reported line is the editor's line."""
+    text, line = _misspelling(IIWA7, '<axis xyz="0 0 1"/>', f'<{_MARK}axs xyz="0 0 1"/>')
+    for shown, extra in (("\n\n\n" + text, 3), (text.replace("\n", "\r\n"), 0), ("\ufeff" + text, 0)):
+        with pytest.raises(hd.ModelError, match=rf"<axs> in joint 'iiwa_joint_1' \(line {line + extra}\)"):
+            hd.RobotModel.from_urdf(shown)
+
+
+def test_attribute_values_with_cr_lf_are_read_as_xml_says():
+    """XML turns a line break inside an attribute value into a space (urdfdom gets it wrong)."""
+    text = two_links().replace('xyz="0.1 0.2 0.3"', 'xyz="0.1\r\n 0.2\r\n 0.3"')
+    np.testing.assert_array_equal(hd.RobotModel.from_urdf(text).references, hd.RobotModel.from_urdf(two_links()).references)
+
+
+def test_messages_name_element_link_joint_and_line(tmp_path):
+    text = two_links().replace('<mass value="1.0"/>', '<mass valu="3.9"/>')
+    with pytest.raises(hd.ModelError, match=r"^unknown attribute valu=\"3.9\" of <mass> in link 'a' \(line 6\); did you mean 'value'\?"):
+        hd.RobotModel.from_urdf(text)
+    with pytest.warns(hd.HodDynamicsWarning), pytest.raises(hd.ModelError, match=r"^<mass> in link 'a' \(line 6\) has no value attribute \(valu=\"3.9\" is not value\)$"):
+        hd.RobotModel.from_urdf(text, strict=False)
+    mismatched = two_links().replace("</joint>", "</jiont>")
+    with pytest.raises(hd.ModelError) as info:
+        hd.RobotModel.from_urdf(mismatched)
+    assert str(info.value) == "malformed URDF: </jiont> at line 5, column 61 does not close <joint> opened at line 3"
+    with pytest.raises(hd.ModelError, match=r"^<origin xyz=\"0.1 0.2\"> in joint 'j1' \(line 4\) must be 3 finite numbers$"):
+        hd.RobotModel.from_urdf(two_links().replace('xyz="0.1 0.2 0.3"', 'xyz="0.1 0.2"'))
+    not_xml = tmp_path / "robot.urdf"
+    not_xml.write_text("robot: {name: x}\n")
+    with pytest.raises(hd.ModelError, match=r"^'.*robot.urdf': not a URDF: the text is not XML \(it starts with 'robot: \{name: x\}'"):
+        hd.RobotModel.from_urdf(not_xml)
+    with pytest.raises(hd.ModelError, match=r"^URDF path '.*' is a directory, not a URDF file$"):
+        hd.RobotModel.from_urdf(tmp_path)
+    with pytest.raises(hd.ModelError, match=r"^joint 'j1' has unknown type 'revolut' \(line 3\); did you mean 'revolute'\?$"):
+        hd.RobotModel.from_urdf(two_links("revolut"))
+
+
+def test_a_missing_long_text_is_not_printed_whole():
+    """Text that is neither XML nor a file: the message shows its start, not 14 kB."""
+    with pytest.raises(hd.ModelError) as info:
+        hd.RobotModel.from_urdf("x" * 14000)
+    assert len(str(info.value)) < 200 and "URDF file not found: 'xxxx" in str(info.value)
+
+
+@pytest.mark.parametrize("mode", ["error", "warn", "off"])
+def test_inertia_check_modes(mode, rng):
+    """Identified parameters: a link inertia with a negative principal moment."""
+    text = two_links(ixx="-0.05")
+    if mode == "error":
+        with pytest.raises(hd.ModelError, match=r"^link 'a': rotational inertia is not positive semi-definite "
+                                                r"\(principal moments \[-0.05, 0.1, 0.1\] kg m\^2, line 7\)$"):
+            hd.RobotModel.from_urdf(text, inertia_check=mode)
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = hd.RobotModel.from_urdf(text, inertia_check=mode)
+    assert [str(w.message) for w in caught if w.category is hd.HodDynamicsWarning] == (
+        ["link 'a': rotational inertia is not positive semi-definite (principal moments [-0.05, 0.1, 0.1] kg m^2, "
+         "line 7); the model computes with it as written"] if mode == "warn" else [])
+    pinrobot = PinocchioRobot(text, model)
+    q, qd, qdd = rng.normal(size=(3, 1))
+    assert rel_err(hd.inverse_dynamics(model, q, qd, qdd), pinrobot.rnea(q, qd, qdd)) < 1e-12
+    with pytest.raises(hd.ModelError, match=r"inertia_check must be one of \('error', 'warn', 'off'\), got 'maybe'"):
+        hd.RobotModel.from_urdf(text, inertia_check="maybe")
+
+
+def test_negative_mass_stays_an_error_in_every_mode():
+    for mode in ("error", "warn", "off"):
+        with pytest.raises(hd.ModelError, match=r"link 'a': negative mass -1.0 \(line 6\)"):
+            hd.RobotModel.from_urdf(two_links(mass="-1"), inertia_check=mode)

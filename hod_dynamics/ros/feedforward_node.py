@@ -25,6 +25,7 @@ import json
 import os
 import threading
 import time
+import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -37,9 +38,10 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
 from ..backend import prepare_compiled_kernels, requested_backend
-from ..errors import HodDynamicsError
+from ..errors import HodDynamicsError, HodDynamicsWarning
 from ..feedforward import feedforward, profile, save_csv, save_npz, summary
 from ..model import RobotModel
+from ..urdf import xacro_args_from_strings
 from ..msgfields import stamp_ns
 from ..trajectory import Trajectory
 from .conversions import multiarray, trajectory_msg, waypoints_from_msg
@@ -53,7 +55,9 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
 
 PARAMETERS = (
     Spec("robot_description", "string", "", "URDF XML of the robot (first source)"),
-    Spec("urdf_path", "string", "", "URDF file (second source; else the robot_description topic)"),
+    Spec("urdf_path", "string", "", "URDF or xacro file (second source; else the robot_description topic)"),
+    Spec("xacro_args", "string_array", [], "xacro arguments name:=value for a .xacro urdf_path"),
+    Spec("strict", "bool", True, "unknown URDF elements/attributes are errors; false: logged warnings"),
     Spec("root_link", "string", "", "link fixed to the world (empty: the URDF root)"),
     Spec("tip_links", "string_array", [], "keep only the chains to these links (empty: all)"),
     Spec("locked_joints", "string_array", [], "joints frozen rigidly"),
@@ -151,17 +155,27 @@ class FeedforwardNode(Node):
         fault = StartupError if startup else HodDynamicsError
         p = {name: self._param(name) for name in ("root_link", "tip_links", "locked_joints",
                                                   "locked_positions", "gravity", "actuators",
-                                                  "initial_positions")}
+                                                  "initial_positions", "xacro_args", "strict")}
         if len(p["locked_joints"]) != len(p["locked_positions"]):
             raise fault(f"parameters locked_joints {p['locked_joints']} and locked_positions "
                         f"{p['locked_positions']} differ in length")
         try:
-            model = RobotModel.from_urdf(source, root_link=p["root_link"] or None,
-                                         tip_links=p["tip_links"] or None,
-                                         locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
-                                         gravity=p["gravity"])
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", HodDynamicsWarning)
+                model = RobotModel.from_urdf(source, root_link=p["root_link"] or None,
+                                             tip_links=p["tip_links"] or None,
+                                             locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
+                                             gravity=p["gravity"], strict=p["strict"],
+                                             xacro_args=xacro_args_from_strings(p["xacro_args"],
+                                                                                "parameter xacro_args"))
         except HodDynamicsError as exc:
             raise fault(f"invalid robot model ({origin}): {exc}") from None
+        for w in caught:
+            self.get_logger().warning(f"robot model from {origin}: {w.message}")
+        if model.floating:
+            raise fault(f"invalid robot model ({origin}): robot '{model.name}' has a floating base (a "
+                        "floating joint below its world link), which this node does not stream yet; "
+                        f"set root_link (e.g. '{model.root_link}') to fix the base")
         try:
             actuators = _actuators_from_parameter(p["actuators"], model)
         except HodDynamicsError as exc:
@@ -177,7 +191,7 @@ class FeedforwardNode(Node):
             self.model, self.actuators = model, actuators
             if hold is not None:
                 self.active = (hold, self.get_clock().now().nanoseconds)
-        self.get_logger().info(f"robot model from {origin}: {model.n_dof} joints "
+        self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
                                f"{list(model.joint_names)}, order {self.order}, "
                                f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
         self._serve()

@@ -10,6 +10,7 @@
 """
 
 import os
+import signal
 
 from launch.actions import RegisterEventHandler
 from launch.event_handlers import OnProcessExit
@@ -39,9 +40,12 @@ def required(node, name):
     """[node, an exit handler]: a failure of ``node`` (named ``name`` in the reason) ends the
     launch with status 1."""
     def on_exit(event, context):
-        if event.returncode == 0:
+        code = event.returncode
+        if code == 0:
             return None
-        raise RuntimeError(f"required node {name} exited with code {event.returncode} "
+        if code < 0:  # ended by a signal it did not handle (it handles SIGINT and SIGTERM)
+            raise RuntimeError(f"required node {name} was killed by {signal.Signals(-code).name}; shutting down")
+        raise RuntimeError(f"required node {name} exited with code {code} "
                            "(its FATAL line above says why); shutting down")
 
     return [node, RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))]

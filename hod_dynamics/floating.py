@@ -1,0 +1,225 @@
+"""Floating-base robots: configuration and velocity of a free base, and its dynamics entry points.
+
+A floating model (``model.floating``) has a free base body (the root link) above its n joints.
+
+- Configuration ``q`` (..., 7 + n): base position (x, y, z) in the world (m), base orientation
+  as a unit quaternion (qx, qy, qz, qw) mapping base-frame vectors to the world, then the joints
+  (the layout of Pinocchio's free flyer and of ROS geometry messages).
+- Velocity ``v`` (..., 6 + n): the base body twist (omega, v) in the base frame (angular first,
+  rad/s and m/s; v is the velocity of the base frame origin resolved in the base frame), then
+  the joint rates. Its derivatives v', v'', ... are the plain time derivatives of these
+  components (for the base: of the body twist).
+- Generalised forces (..., 6 + n): the base wrench (torque, force) in the base frame, torque
+  about the base frame origin (N m, N), then the joint torques.
+
+The recursion (:func:`hod_dynamics.recursive.rnea_taylor`) runs unchanged on the joints, with
+the base body as the root whose twist jet is given and whose gravity twist is
+``(0, -R^T g)``: its jet follows from ``d/dt (R^T g) = -omega x (R^T g)`` by truncated Taylor
+arithmetic, so tau^(k) is exact for any k. The base rows are the wrench the base needs: the
+*missing external wrench*. For a physically consistent motion whose contact wrenches are all
+given in ``wrenches``, they are zero.
+
+Quaternions are normalised on input. A norm further than ``QUATERNION_TOLERANCE`` from 1 (or
+zero, or non-finite) is an :class:`InputError` naming the sample: such a quaternion is almost
+certainly a wrong layout (e.g. qw first) or unfilled data, not rounding.
+"""
+
+import numpy as np
+
+from .backend import resolve_backend
+from .errors import InputError
+from .jets import cross, from_taylor, to_taylor
+from .model import all_finite, batch_size, check_model, real_array
+from .recursive import recursion
+from .spatial import quaternion_from_matrix, rotation_matrix, skew
+
+QUATERNION_TOLERANCE = 1e-2  # accepted | |quaternion| - 1 |; within it, normalised silently
+BASE_COORDINATES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+BASE_VELOCITIES = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
+
+
+def check_floating(model, what):
+    """Raise InputError unless ``model`` has a floating base (``what`` names the caller)."""
+    if not check_model(model).floating:
+        raise InputError(f"{what} needs a floating-base model; '{model.name}' is fixed to the "
+                         "world (build it with RobotModel.from_urdf(..., floating_base=True))")
+
+
+def split_configuration(model, q, name="q"):
+    """Validate a configuration (..., 7 + n): returns (position (..., 3), unit quaternion
+    (..., 4) as (qx, qy, qz, qw), joints (..., n)). Raises InputError naming the fault."""
+    q = real_array(name, q)
+    if q.ndim == 0 or q.shape[-1] != model.nq:
+        raise InputError(f"{name} must have shape (..., {model.nq}) for floating model "
+                         f"'{model.name}' (x, y, z, qx, qy, qz, qw, then joints "
+                         f"{list(model.joint_names)}), got shape {q.shape}")
+    if not all_finite(q):
+        bad = tuple(np.argwhere(~np.isfinite(q))[0].tolist())
+        what = configuration_names(model)[bad[-1]]
+        raise InputError(f"{name} holds a non-finite value at index {bad} ({what})")
+    quat = q[..., 3:7]
+    norm = np.sqrt(np.einsum("...i,...i->...", quat, quat))
+    if not (np.abs(norm - 1.0) <= QUATERNION_TOLERANCE).all():
+        at = tuple(np.argwhere(~(np.abs(norm - 1.0) <= QUATERNION_TOLERANCE))[0].tolist())
+        raise InputError(f"{name}: base quaternion (qx, qy, qz, qw) = {quat[at].tolist()} at "
+                         f"batch index {at} has norm {norm[at]:.6g}; it must be a unit quaternion "
+                         f"(|norm - 1| <= {QUATERNION_TOLERANCE})")
+    return q[..., :3], quat / norm[..., None], q[..., 7:]
+
+
+def configuration_names(model):
+    """Names of the entries of a configuration (7 + n for a floating model)."""
+    return (BASE_COORDINATES if model.floating else ()) + tuple(model.joint_names)
+
+
+def velocity_names(model):
+    """Names of the entries of a velocity (6 + n for a floating model)."""
+    return (BASE_VELOCITIES if model.floating else ()) + tuple(model.joint_names)
+
+
+def check_velocity(model, value, name, rows=None):
+    """Validate a velocity (..., 6 + n), or a jet (..., rows, 6 + n); returns a float array."""
+    a = real_array(name, value)
+    nv = model.nv
+    ok = a.ndim >= (1 if rows is None else 2) and a.shape[-1] == nv
+    if ok and rows is not None:
+        ok = a.shape[-2] == rows
+    if not ok:
+        shape = f"(..., {nv})" if rows is None else f"(..., {rows}, {nv})"
+        raise InputError(f"{name} must have shape {shape} for floating model '{model.name}' "
+                         f"(base twist (omega, v) in the base frame, then joints "
+                         f"{list(model.joint_names)}), got shape {a.shape}")
+    if not all_finite(a):
+        bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
+        raise InputError(f"{name} holds a non-finite value at index {bad} "
+                         f"({velocity_names(model)[bad[-1]]})")
+    return a
+
+
+def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None, *,
+                              checked=False):
+    """tau^(0..order) (..., order+1, 6+n) of a floating model: base wrench rows then joints.
+
+    ``q`` (..., 7+n) the configuration now; ``vjet`` (..., order+2, 6+n) rows v, v', ...,
+    v^(order+1); shapes broadcast. See :func:`hod_dynamics.time_derivatives`. ``checked``:
+    the caller validated vjet already.
+    """
+    check_floating(model, "time_derivatives(model, q, vjet, order)")
+    compiled = resolve_backend(backend) == "numba"
+    _, quat, joints = split_configuration(model, q)
+    if not checked:
+        vjet = check_velocity(model, vjet, "vjet", order + 2)
+    n, K = model.n_dof, order + 1
+    batch = joints.shape[:-1]
+    if batch != vjet.shape[:-2]:
+        try:
+            batch = np.broadcast_shapes(batch, vjet.shape[:-2])
+        except ValueError:
+            raise InputError(f"batch shapes do not broadcast: q {np.shape(q)}, "
+                             f"vjet {vjet.shape}") from None
+        joints = np.broadcast_to(joints, batch + (n,))
+        quat = np.broadcast_to(quat, batch + (4,))
+        vjet = np.broadcast_to(vjet, batch + vjet.shape[-2:])
+    B = batch_size(batch)
+    joints, quat = joints.reshape(B, 1, n), quat.reshape(B, 4)
+    vjet = vjet.reshape((B,) + vjet.shape[-2:])
+    jet = np.concatenate([joints, vjet[:, :, 6:]], axis=1)  # q, qd, ..., q^(order+2)
+    tau, base = recursion(model, jet, K, batch, wrenches, compiled,
+                          root=(np.ascontiguousarray(quat), np.ascontiguousarray(vjet[:, :, :6])))
+    return np.concatenate([base, tau], axis=-1).reshape(batch + (K, model.nv))
+
+
+def inverse_dynamics_floating(model, q, v, a, wrenches=None):
+    """(..., 6+n): base wrench (torque, force) in the base frame, then joint torques."""
+    v = check_velocity(model, v, "v")
+    a = check_velocity(model, a, "a")
+    if v.shape != a.shape:
+        try:
+            v, a = np.broadcast_arrays(v, a)
+        except ValueError:
+            raise InputError(f"batch shapes do not broadcast: v {v.shape}, a {a.shape}") from None
+    vjet = np.stack([v, a], axis=-2)
+    return time_derivatives_floating(model, q, vjet, 0, wrenches, checked=True)[..., 0, :]
+
+
+def integrate(model, q, dv):
+    """The configuration reached from ``q`` (..., 7+n) along the tangent ``dv`` (..., 6+n) in
+    unit time: base pose ``H exp(dv_base)`` on SE(3) (dv_base = (omega, v) in the base frame),
+    joints ``q + dv``. The tangent convention of :func:`hod_dynamics.id_partials`."""
+    p, quat, joints = split_configuration(model, q)
+    dv = check_velocity(model, dv, "dv")
+    w, u = dv[..., :3], dv[..., 3:6]
+    th = np.linalg.norm(w, axis=-1)[..., None, None]
+    W = skew(w)
+    small = th < 1e-8
+    ths = np.where(small, 1.0, th)
+    a = np.where(small, 1 - th ** 2 / 6, np.sin(ths) / ths)
+    b = np.where(small, 0.5 - th ** 2 / 24, (1 - np.cos(ths)) / ths ** 2)
+    c = np.where(small, 1 / 6 - th ** 2 / 120, (ths - np.sin(ths)) / ths ** 3)
+    eye = np.eye(3)
+    E = eye + a * W + b * W @ W
+    Jl = eye + b * W + c * W @ W
+    R = rotation_matrix(quat)
+    p_new = p + np.einsum("...ij,...j->...i", R, np.einsum("...ij,...j->...i", Jl, u))
+    quat_new = quaternion_from_matrix(R @ E)
+    # keep the hemisphere of the input (continuity along a path)
+    sign = np.where(np.einsum("...i,...i->...", quat_new, quat) < 0, -1.0, 1.0)[..., None]
+    return np.concatenate([p_new, sign * quat_new, joints + dv[..., 6:]], axis=-1)
+
+
+# -- base trajectories: exact body-twist jets of a spline through poses ----------------------------
+def _quat_mul(a, b):
+    """Hamilton products (..., 4) of quaternions (x, y, z, w)."""
+    av, aw, bv, bw = a[..., :3], a[..., 3:], b[..., :3], b[..., 3:]
+    return np.concatenate([aw * bv + bw * av + cross(av, bv),
+                           aw * bw - np.sum(av * bv, axis=-1, keepdims=True)], axis=-1)
+
+
+def _cauchy(f, a, b, K):
+    """Coefficients k < K of the product f(a, b) of two series (K, ..., m) (f bilinear)."""
+    return np.stack([sum(f(a[j], b[k - j]) for j in range(k + 1)) for k in range(K)])
+
+
+def velocity_jet(raw, rows):
+    """Configuration and exact velocity jet of a pose spline: ``raw`` (..., rows+1, 7+n) holds the
+    derivatives 0..rows of (position, quaternion components (not necessarily unit), joints).
+
+    Returns ``q`` (..., 7+n) (quaternion normalised) and ``vjet`` (..., rows, 6+n): the base
+    body twist (omega, v) and its derivatives, then the joint rates and theirs. With Q the
+    spline's quaternion and p its position, ``omega = 2 Im(Q* Q') / |Q|^2`` and
+    ``v = Im(Q* (p', 0) Q) / |Q|^2`` hold for any scaling of Q, so the jets follow exactly by
+    truncated Taylor arithmetic (Cauchy products and a series division).
+    """
+    raw = np.asarray(raw, dtype=float)
+    batch = raw.shape[:-2]
+    c = to_taylor(raw)  # (rows+1, B, 7+n)
+    P, Q = c[:, :, :3], c[:, :, 3:7]
+    K = rows
+    k1 = np.arange(1, K + 1, dtype=float)[:, None, None]
+    dP, dQ = k1 * P[1:], k1 * Q[1:]  # coefficients of p' and Q'
+    conj = Q * np.array([-1.0, -1.0, -1.0, 1.0])
+    N = _cauchy(lambda a, b: np.sum(a * b, axis=-1), Q, Q, K)  # |Q|^2
+    D = np.empty_like(N)  # 1 / |Q|^2
+    D[0] = 1.0 / N[0]
+    for k in range(1, K):
+        D[k] = -sum(N[j] * D[k - j] for j in range(1, k + 1)) / N[0]
+    omega = 2.0 * _cauchy(_quat_mul, conj, dQ, K)[..., :3]
+    pure = np.concatenate([dP, np.zeros(dP.shape[:-1] + (1,))], axis=-1)
+    v = _cauchy(_quat_mul, _cauchy(_quat_mul, conj, pure, K), Q, K)[..., :3]
+    twist = np.concatenate([omega, v], axis=-1)
+    twist = _cauchy(lambda d, x: d[..., None] * x, D, twist, K)
+    base = from_taylor(twist, batch)  # (..., K, 6)
+    q = raw[..., 0, :].copy()
+    q[..., 3:7] /= np.linalg.norm(q[..., 3:7], axis=-1, keepdims=True)
+    return q, np.concatenate([base, raw[..., 1:, 7:]], axis=-1)
+
+
+def joint_jet(q, vjet):
+    """The joints' derivative jet (..., rows+1, n) from a configuration (..., 7+n) and a
+    velocity jet (..., rows, 6+n)."""
+    return np.concatenate([q[..., None, 7:], vjet[..., 6:]], axis=-2)
+
+
+__all__ = ["BASE_COORDINATES", "BASE_VELOCITIES", "QUATERNION_TOLERANCE", "check_floating",
+           "configuration_names", "integrate", "inverse_dynamics_floating", "split_configuration",
+           "time_derivatives_floating", "velocity_names", "velocity_jet", "joint_jet"]

@@ -1,0 +1,104 @@
+"""Robot descriptions through the command line and the node: --lenient / strict, xacro files
+and arguments, identified inertias listed, and robots with 0 moving joints."""
+
+import os
+
+import pytest
+
+import hod_dynamics as hd
+from hod_dynamics import cli
+from test_urdf_corpus import _identified_lwr, corpus_path, rrbot_package  # noqa: F401  (fixture)
+
+
+def _misspelt_iiwa(tmp_path):
+    text = open(corpus_path("pinocchio/iiwa2.urdf"), encoding="utf-8").read()
+    path = tmp_path / "iiwa7.urdf"
+    path.write_text(text.replace('<axis xyz="0 0 1"/>', '<axs xyz="0 0 1"/>', 1))
+    line = path.read_text()[:path.read_text().index("<axs")].count("\n") + 1
+    return path, line
+
+
+def test_info_refuses_a_misspelt_file_in_one_line_and_lenient_lists_the_warning(tmp_path, capsys):
+    path, line = _misspelt_iiwa(tmp_path)
+    assert cli.main(["info", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("hod-dynamics: error: ")
+    assert f"unknown element <axs> in joint 'iiwa_joint_1' (line {line}); did you mean <axis>?" in err
+    assert cli.main(["info", str(path), "--lenient"]) == 0
+    out = capsys.readouterr().out
+    assert "iiwa7: 7 moving joints" in out
+    assert f"warning: unknown element <axs> in joint 'iiwa_joint_1' (line {line}); did you mean <axis>?" in out
+
+
+def test_info_lists_identified_inertias_that_are_not_psd(tmp_path, capsys):
+    path = tmp_path / "lwr_identified.urdf"
+    path.write_text(_identified_lwr())
+    assert cli.main(["info", str(path)]) == 0
+    warnings = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2 and "link 'kuka_arm_3_link': rotational inertia is not positive semi-definite" in warnings[0]
+
+
+def test_info_of_a_robot_with_no_moving_joint(capsys):
+    assert cli.main(["info", corpus_path("urdfdom/branching_robot.urdf")]) == 0
+    assert "branching_robot: 0 moving joints, root link 'torso'" in capsys.readouterr().out
+
+
+def test_info_of_a_xacro_file_with_arguments(rrbot_package, capsys):  # noqa: F811
+    assert cli.main(["info", str(rrbot_package), "--xacro-arg", "prefix:=right_"]) == 0
+    out = capsys.readouterr().out
+    assert "2dof_robot: 2 moving joints" in out and "right_joint1" in out and "right_joint2" in out
+    assert cli.main(["info", str(rrbot_package), "--xacro-arg", "prefix"]) == 2
+    assert "hod-dynamics: error: --xacro-arg expects NAME:=VALUE, got 'prefix'" in capsys.readouterr().err
+
+
+# -- the node ------------------------------------------------------------------------------------
+ros = pytest.importorskip("ros_harness", reason="rclpy (ros-rclpy wheels) not installed")
+
+
+@pytest.fixture(scope="module")
+def context():
+    ctx = ros.rclpy.Context()
+    ros.rclpy.init(context=ctx)
+    yield ctx
+    ros.rclpy.try_shutdown(context=ctx)
+
+
+@pytest.fixture
+def harness(context):
+    h = ros.Harness(context)
+    yield h
+    h.close()
+
+
+def _node(harness, **params):
+    from rclpy.parameter import Parameter
+
+    from hod_dynamics.ros.feedforward_node import FeedforwardNode
+
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    return harness.add(FeedforwardNode(context=harness.context, parameter_overrides=overrides))
+
+
+def test_node_reads_a_xacro_urdf_path_with_xacro_args(harness, rrbot_package, capfd):  # noqa: F811
+    node = _node(harness, urdf_path=str(rrbot_package), xacro_args=["prefix:=left_"])
+    assert node.model.joint_names == ("left_joint1", "left_joint2")
+    assert "2 moving joints ['left_joint1', 'left_joint2']" in capfd.readouterr().err
+
+
+def test_node_strict_parameter(harness, tmp_path, capfd):
+    from hod_dynamics.ros.process import StartupError
+
+    path, line = _misspelt_iiwa(tmp_path)
+    with pytest.raises(StartupError, match=rf"invalid robot model: '.*iiwa7.urdf': unknown element <axs> in joint 'iiwa_joint_1' \(line {line}\)"):
+        _node(harness, urdf_path=str(path))
+    node = _node(harness, urdf_path=str(path), strict=False)
+    assert node.model.n_dof == 7
+    err = capfd.readouterr().err
+    assert f"unknown element <axs> in joint 'iiwa_joint_1' (line {line}); did you mean <axis>?" in err
+    assert "WARN" in err
+
+
+def test_node_says_zero_moving_joints(harness, capfd):
+    node = _node(harness, urdf_path=corpus_path("urdfdom/branching_robot.urdf"))
+    assert node.model.n_dof == 0
+    assert "0 moving joints []" in capfd.readouterr().err
