@@ -86,7 +86,7 @@ class FeedforwardNode(Node):
         # Made first, so that destroy_node works on a node whose start-up failed.
         self._stop = threading.Event()
         self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
-        declare_parameters(self, PARAMETERS)
+        self.unknown_parameters = declare_parameters(self, PARAMETERS)  # warned about
         self.order = self.get_parameter("order").value
         self.period = 1.0 / self.get_parameter("publish_rate").value
         self._lock = threading.Lock()

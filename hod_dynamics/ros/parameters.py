@@ -62,7 +62,7 @@ class Spec:
 def declare(node, specs):
     """Declare every parameter of ``specs`` on ``node`` with its override or default; raise
     StartupError naming the first parameter whose given value is invalid. Warns (one line)
-    about given parameters the node does not have."""
+    about given parameters the node does not have, and returns their names."""
     overrides = getattr(node, "_parameter_overrides", {})  # to quote values and find unknown names
     for spec in specs:
         try:
@@ -80,6 +80,7 @@ def declare(node, specs):
                      and not name.startswith("qos_overrides."))  # declared later, with publishers
     if unknown:  # rclpy ignores them silently: a misspelt name would look like a default
         node.get_logger().warning(f"ignoring parameters this node does not have: {unknown}")
+    return unknown
 
 
 def descriptor(spec):
