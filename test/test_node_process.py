@@ -226,7 +226,9 @@ def test_serves_correct_samples_from_the_numpy_path_while_the_kernels_compile(tm
     assert proc.returncode == 0
     log = "".join(line for _, line in events)
     order = [log.index(text) for text in ("ready: serving /hod_feedforward/trajectory", "(numpy backend)",
-                                          "preparing the compiled kernels", "the numba backend takes over")]
+                                          "preparing the compiled kernels",
+                                          "first sample published on /hod_feedforward/feedforward (numpy backend)",
+                                          "the numba backend takes over")]
     assert order == sorted(order), log
     before = [m for t, m in samples if t < taken_over]
     after = [m for t, m in samples if t > taken_over + 0.1]

@@ -364,9 +364,13 @@ class FeedforwardNode(Node):
         self._publish_sample(result, row, stamp.to_msg())
         elapsed = time.perf_counter() - t0
         with self._lock:
+            first = self.stats["ticks"] == 0
             self.stats["ticks"] += 1
             self.stats["compute_s"] += elapsed
             self.stats["compute_max_s"] = max(self.stats["compute_max_s"], elapsed)
+        if first:
+            self.get_logger().info(f"streaming: first sample published on {self.pub_ff.topic_name} "
+                                   f"({self.backend} backend)")
 
     def _hold_after_failure(self, model, reason):
         """The current trajectory cannot be evaluated any more: hold the last published
