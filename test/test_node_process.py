@@ -181,14 +181,26 @@ def test_each_startup_error_is_one_fatal_line_and_exit_1(tmp_path):
     """All started at once (they run in parallel): exit 1, exactly one FATAL line naming the
     parameter, nothing else on stderr but INFO lines, no traceback."""
     domain = int(os.environ["ROS_DOMAIN_ID"])
-    procs = [spawn([installed_executable(exe), "--ros-args"] + args, domain) for exe, args, _ in STARTUP_ERRORS]
+    procs = [spawn([installed_executable(exe), "--ros-args"] + args, domain, PYTHONFAULTHANDLER="1")
+             for exe, args, _ in STARTUP_ERRORS]
     for (exe, args, expected), proc in zip(STARTUP_ERRORS, procs):
-        out, err = proc.communicate(timeout=60)
+        out, err = _communicate(proc, 60)
         lines = [line for line in (out + err).splitlines() if line.strip()]
         fatal = [line for line in lines if "[FATAL]" in line]
         assert proc.returncode == 1, (exe, args, proc.returncode, err)
         assert len(fatal) == 1 and expected in fatal[0], (exe, args, lines)
         assert all("[INFO]" in line or line in fatal for line in lines), (exe, args, lines)
+
+
+def _communicate(proc, timeout):
+    """proc.communicate(timeout); a process still running then is aborted with its threads'
+    tracebacks (faulthandler) in the failure message."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        out, err = proc.communicate()
+        raise AssertionError(f"{proc.args} still running after {timeout} s:\n{err[-6000:]}") from None
 
 
 # -- readiness on an empty numba cache -----------------------------------------------------------

@@ -40,8 +40,9 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
     0 after a signal, whenever it arrives (a signal during start-up is kept pending and taken
     once the node exists); 1 after one FATAL log line, no traceback, when the ROS arguments
     cannot be read (a ``--params-file`` that does not exist), when the node raises a
-    :class:`HodDynamicsError` or an rclpy parameter exception while starting, or when an
-    error escapes a callback. Must be called from the main thread.
+    :class:`HodDynamicsError` or an rclpy parameter exception while starting (then nothing is
+    destroyed and rclpy is not shut down: the caller ends the process), or when an error
+    escapes a callback. Must be called from the main thread.
     """
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # before any thread exists
     logger = rclpy.logging.get_logger(name)
@@ -54,10 +55,18 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
     except Exception as exc:  # rclpy's RCLError: ROS arguments rcl cannot parse
         logger.fatal(f"cannot read the ROS arguments: {_first_line(exc)}")
         return 1
-    node = executor = spinner = None
-    code = 0
     try:
         node = make_node()
+    except (HodDynamicsError, InvalidParameterTypeException, InvalidParameterValueException) as exc:
+        logger.fatal(_first_line(exc))
+        # Nothing served: leave the half-built node and the context to the process's end.
+        # Destroying them (rclpy.try_shutdown destroys the tracked node) can deadlock inside
+        # the DDS layer while other participants are being discovered (seen with several nodes
+        # starting at once), and a failed start must end, not hang.
+        return 1
+    executor = spinner = None
+    code = 0
+    try:
         executor = make_executor()
         executor.add_node(node)
         spinner = _Spinner(executor, node)
@@ -65,9 +74,6 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
         while spinner.is_alive():
             if signal.sigtimedwait(STOP_SIGNALS, 0.5) is not None:
                 break
-    except (HodDynamicsError, InvalidParameterTypeException, InvalidParameterValueException) as exc:
-        logger.fatal(_first_line(exc))
-        code = 1
     finally:
         if spinner is not None:
             spinner.stop()
@@ -77,8 +83,7 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
                 code = 1
         if executor is not None:
             executor.shutdown()
-        if node is not None:
-            node.destroy_node()
+        node.destroy_node()
         rclpy.try_shutdown()
     return code
 
