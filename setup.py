@@ -27,7 +27,8 @@ if "bdist_wheel" in sys.argv:
 ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-trajectory-msgs",
        "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
        "ros-rosgraph-msgs"]
-BAG = ["rosbags>=0.11"]  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
+BAG = ["rosbags>=0.11",  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
+       "pyarrow>=12"]   # samples.csv: Arrow's C++ CSV writer (hundreds of MB in seconds, lossless)
 PLOT = ["matplotlib>=3.5"]
 # compiled kernels for the recursive algorithm (optional: the numpy path runs without it)
 FAST = ["numba>=0.59"]
@@ -49,7 +50,8 @@ setup(
     py_modules=["hod_dynamics_nodes"],  # the executables' entry points (signals blocked first)
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
     data_files=data_files,
-    install_requires=["numpy>=1.22", "scipy>=1.8", "pyyaml>=5"],
+    # urdf-parser-py reads the values of a URDF (after our validation pass has located and checked it)
+    install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5"],
     extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "test": TEST,
                     "all": ROS + BAG + PLOT + FAST + XACRO + TEST},
     zip_safe=False,

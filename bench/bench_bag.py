@@ -3,8 +3,9 @@
 Generates the bag (KUKA iiwa 14, shipped URDF, smooth multi-sine motion, positions with 1e-5
 rad and efforts with 0.2 N m noise; MCAP storage) in a temporary folder, then times the
 stages of the command: reading the joint states, fitting + dynamics (tau, tau', tau''), and
-writing samples.csv, summary.json, the plots and derived.mcap. Prints the generation time,
-one line per stage and the total, and the peak resident memory.
+writing samples.csv, summary.json, the plots and derived.mcap (with the share of each). Prints
+the generation time, one line per stage and the total, the peak resident memory and the load
+average of the machine (the machine is shared: a load above its cores stretches every stage).
 Run: ``python bench/bench_bag.py [--minutes 10] [--rate 1000]``.
 """
 
@@ -59,15 +60,17 @@ def main():
         stages.append(("read joint states", time.perf_counter() - start))
         result = analyze_joint_states(model, states, order=2)
         stages.append(("fit + tau, tau', tau''", time.perf_counter() - stages[-1][1] - start))
-        t_write = time.perf_counter()
-        write_report(result, os.path.join(tmp, "out"))
+        t_write, parts = time.perf_counter(), {}
+        write_report(result, os.path.join(tmp, "out"), timings=parts)
         stages.append(("write csv, json, plots, derived.mcap", time.perf_counter() - t_write))
         total = time.perf_counter() - start
         for name, seconds in stages:
             print(f"  {name:<38} {seconds:7.1f} s")
+        print("    of which " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in parts.items()))
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"analyze-bag, {args.minutes:g} min x {args.rate:g} Hz x 7 joints ({len(t)} samples): "
-              f"{total:.1f} s total, peak RSS {rss:.0f} MB")
+              f"{total:.1f} s total, peak RSS {rss:.0f} MB; load average {os.getloadavg()[0]:.1f} "
+              f"on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from .bag import JointStates, read_joint_states
 from .dynamics import inverse_dynamics, time_derivatives
 from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
 from .feedforward import FeedforwardResult, feedforward
+from .friction import FrictionModel, load_friction, save_friction
 from .model import Frame, RobotModel
 from .partials import (id_partials, id_partials_directional, id_second_order_rate,
                        id_second_partials)
@@ -39,4 +40,5 @@ __all__ = [
     "LimitViolation", "Rigid", "SEA", "Trajectory", "VSA", "feedforward", "load_actuators",
     "load_trajectory", "shipped_trajectories",
     "BagAnalysis", "JointStates", "analyze_joint_states", "read_joint_states", "write_report",
+    "FrictionModel", "load_friction", "save_friction",
 ]

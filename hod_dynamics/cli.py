@@ -4,7 +4,7 @@
     hod-dynamics info URDF [--root LINK] [--tip LINK ...] [--lock JOINT=VALUE ...] [--lenient]
                       [--xacro-arg NAME:=VALUE ...]
     hod-dynamics robots
-    hod-dynamics analyze-bag BAG --urdf PATH --out DIR [--joint-states TOPIC] [--order 2] ...
+    hod-dynamics analyze-bag BAG --urdf PATH --out DIR [--time-base auto] [--friction fit|FILE] ...
 
 Errors on bad input print one line (``hod-dynamics: error: ...``) and exit with code 2.
 """
@@ -127,11 +127,13 @@ class _Progress:
 
 
 def cmd_analyze_bag(args):
-    """Replay analysis of a recorded bag: fit the measured joint positions with a smoothing
-    spline, evaluate the model's tau and its time derivatives (and motor references with
-    --actuators) at the JointState stamps, and compare tau with the measured efforts. Writes
-    samples.csv, summary.json, PNG plots (tau, tau_dot, tau_ddot, residual) and derived.mcap
-    (topics /feedforward and /torque_derivatives) into --out."""
+    """Replay analysis of a recorded bag: recover the sample times (--time-base), fit the
+    measured joint positions with a smoothing spline whose level is chosen per joint from the
+    data, evaluate the model's tau and its time derivatives (and motor references with
+    --actuators) at the samples, and compare tau with the measured efforts; with --friction,
+    fit joint friction (fit) or evaluate a given friction model (FILE). Writes samples.csv,
+    summary.json, PNG plots (tau, tau_dot, tau_ddot, residual, friction), friction.yaml
+    (--friction fit) and derived.mcap (topics /feedforward and /torque_derivatives) into --out."""
     from .analysis import analyze_joint_states, write_report
     from .bag import read_joint_states, read_planned_positions
 
@@ -140,32 +142,99 @@ def cmd_analyze_bag(args):
     model, notes = _load_model(args)
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
+    friction = args.friction
+    if friction not in (None, "fit", "urdf"):
+        from .friction import load_friction
+
+        friction = load_friction(friction, model)   # a bad file fails before the bag is read
     show = not args.no_progress
-    states = read_joint_states(args.bag, args.joint_states, progress=_Progress("reading", show))
-    states = states.select(args.start, args.end)
-    planned = None
-    if args.trajectory_topic:
-        planned = read_planned_positions(args.bag, args.trajectory_topic, states.t0_ns)
-    start = time.perf_counter()
-    result = analyze_joint_states(model, states, order=args.order, actuators=args.actuators, smoothing=args.smoothing,
-                     planned=planned, progress=_Progress("analysing", show))
-    elapsed = time.perf_counter() - start
-    paths = write_report(result, args.out, plots=not args.no_plot, derived_bag=not args.no_derived_bag,
-                         progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
-    summary = result.summary()
-    print(f"{states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
-          f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} moving joints); "
-          f"fit + dynamics in {elapsed:.2f} s")
-    if result.effort is not None:
-        print(f"  {'joint':<24}{'residual rms':>14}{'max |res|':>12}{'% of range':>12}")
-        for name, entry in summary["joints"].items():
-            print(f"  {name:<24}{entry['residual_rms']:14.4g}{entry['residual_max_abs']:12.4g}"
-                  f"{entry['residual_rms_percent_of_range']:12.3g}")
-    else:
-        print("  the joint states carry no efforts: no comparison with measured torques")
+    # library warnings (numpy, scipy, matplotlib, rosbags) never reach the terminal: each kind
+    # becomes one note line of the summary
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        states = read_joint_states(args.bag, args.joint_states, time_base=args.time_base,
+                                   progress=_Progress("reading", show))
+        states = states.select(args.start, args.end)
+        planned = None
+        if args.trajectory_topic:
+            planned = read_planned_positions(args.bag, args.trajectory_topic, states.t0_ns)
+        start = time.perf_counter()
+        result = analyze_joint_states(model, states, order=args.order, actuators=args.actuators,
+                                      smoothing=args.smoothing, planned=planned, progress=_Progress("analysing", show),
+                                      friction=args.friction if friction in ("fit", "urdf") else friction)
+        if result.friction is not None and args.friction not in ("fit", "urdf"):
+            result = _with_source(result, os.path.basename(args.friction))
+        elapsed = time.perf_counter() - start
+        paths = write_report(result, args.out, plots=not args.no_plot, derived_bag=not args.no_derived_bag,
+                             progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
+        lines = summary_lines(result, model, elapsed)
+    from .analysis import warning_notes
+
+    for line in lines + [f"note: {note}" for note in warning_notes(caught)]:
+        print(line)
     for path in paths:
         print(f"wrote {path}")
     return 0
+
+
+def _with_source(result, source):
+    from dataclasses import replace
+
+    return replace(result, friction_source=source)
+
+
+GAPS_PRINTED = 30
+
+
+def summary_lines(result, model, elapsed):
+    """The printed summary of an analysis: sizes, time base, per joint the measured effort and
+    the residual (N m and % of the measured range; rigid body and with friction), the friction
+    parameters, and the notes."""
+    summary = result.summary()
+    lines = [f"{result.states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
+             f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} moving joints); "
+             f"fit + dynamics in {elapsed:.2f} s"]
+    base = result.states.time_base
+    if base is not None:
+        lines.append(base.describe())
+        if base.gaps:
+            shown = ", ".join(f"{g['t']:.4g} s (+{g['missing']})" for g in base.gaps[:GAPS_PRINTED])
+            more = len(base.gaps) - GAPS_PRINTED
+            lines.append(f"gaps (time: samples missing): {shown}" + (f" and {more} more (all in summary.json)"
+                                                                       if more > 0 else ""))
+    if len(result.segments) > 1:
+        lines.append(f"fitted in {len(result.segments)} segments (gaps longer than the fit bridges)")
+    joints = summary["joints"]
+    lines.append("position fit: " + ", ".join(f"{nm} noise {e['position_noise']:.2g}, cutoff "
+                                               f"{e['smoothing_cutoff_hz']:.3g} Hz" for nm, e in joints.items()))
+    if result.effort is None:
+        lines.append("  the joint states carry no efforts: no comparison with measured torques")
+    else:
+        rigid = result.rigid_tau is not None
+        head = f"  {'joint':<24}{'effort rms':>11}{'range':>10}{'residual rms':>14}{'% of range':>11}"
+        if rigid:
+            head = (f"  {'joint':<24}{'effort rms':>11}{'range':>10}{'rigid-body residual':>21}{'%':>7}"
+                    f"{'with friction':>15}{'%':>7}")
+        lines.append(head + "   (residual = model - measured, N m; % of the measured range)")
+        for name, e in joints.items():
+            if rigid:
+                lines.append(f"  {name:<24}{e['measured_rms']:11.4g}{e['measured_range']:10.4g}"
+                             f"{e['rigid_residual_rms']:21.4g}{e['rigid_residual_rms_percent_of_measured_range']:7.3g}"
+                             f"{e['residual_rms']:15.4g}{e['residual_rms_percent_of_measured_range']:7.3g}")
+            else:
+                lines.append(f"  {name:<24}{e['measured_rms']:11.4g}{e['measured_range']:10.4g}"
+                             f"{e['residual_rms']:14.4g}{e['residual_rms_percent_of_measured_range']:11.3g}")
+    if result.friction is not None:
+        f = result.friction
+        lines.append(f"friction ({result.friction_source}): tau_f = viscous qd + coulomb tanh(qd / v_s) + offset")
+        for j, name in enumerate(result.joint_names):
+            st = (result.friction_fit or {}).get(name)
+            se = (lambda key: f" +- {st[key + '_se']:.2g}") if st else (lambda key: "")
+            lines.append(f"  {name:<24}coulomb {f.coulomb[j]:.4g}{se('coulomb')} N m, viscous {f.viscous[j]:.4g}"
+                         f"{se('viscous')} N m s/rad, offset {f.offset[j]:.4g}{se('offset')} N m, v_s {f.v_s[j]:.3g}")
+    for note in summary["notes"]:
+        lines.append(f"note: {note}")
+    return lines
 
 
 def _add_description_options(sub):
@@ -219,6 +288,14 @@ def build_parser():
     bag.add_argument("--smoothing", type=float, metavar="STD",
                      help="position noise standard deviation in rad (m) for the smoothing spline; "
                           "default: estimated from the data, 0 interpolates")
+    bag.add_argument("--time-base", choices=("auto", "header", "receive", "index"), default="auto",
+                     help="sample times: auto (default) recovers the controller's regular grid from jittered "
+                          "header stamps when the data follows it, header / receive use the header stamps / "
+                          "bag receive times as recorded, index spaces the messages one median period apart")
+    bag.add_argument("--friction", metavar="fit|FILE",
+                     help="fit: identify joint friction (coulomb, viscous, offset) from the efforts and write "
+                          "friction.yaml; FILE: evaluate that friction YAML (urdf: the URDF <dynamics> values); "
+                          "tau0 and residual then include the friction")
     bag.add_argument("--root", help="root link of the model (default: the URDF root)")
     bag.add_argument("--tip", action="append", help="tip link (repeatable): keep only these chains")
     bag.add_argument("--lock", action="append", metavar="JOINT=VALUE",

@@ -8,19 +8,23 @@ import numpy as np
 
 from .errors import InputError
 from .floating import inverse_dynamics_floating, time_derivatives_floating
+from .friction import load_friction
 from .model import check_model, check_state, real_array
 from .recursive import check_order, time_derivatives_recursive
 
 METHODS = ("recursive", "closed_form")
 
 
-def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
-    """Joint torques/forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum_links J_l^T W_l.
+def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None):
+    """Joint torques/forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum_links J_l^T W_l (+ tau_f).
 
     ``q, qd, qdd`` (..., n) in the model's joint order (rad, rad/s, rad/s^2; m for prismatic);
     any leading batch shape, broadcast together. ``wrenches`` optionally maps URDF link names
     to the wrench (..., 6) = (torque, force) that the environment applies ON that link, in
-    the link frame, torque about the link frame origin. Returns tau (..., n) in N m / N.
+    the link frame, torque about the link frame origin. ``friction``: None (rigid body only),
+    ``"urdf"``, a YAML path, a mapping or a :class:`~hod_dynamics.friction.FrictionModel`
+    (see :func:`~hod_dynamics.friction.load_friction`): adds the joint friction torque
+    tau_f(qd) (on a floating model, to the joint rows). Returns tau (..., n) in N m / N.
 
     Floating models (:mod:`hod_dynamics.floating`): ``inverse_dynamics(model, q, v, a)`` with
     q (..., 7+n), v and a (..., 6+n) returns (..., 6+n): the base wrench (torque, force) in
@@ -31,15 +35,20 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None):
     if wrenches:
         wrenches = {k: real_array(f"wrench on link '{k}'", v)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
-    if check_model(model).floating:
-        return inverse_dynamics_floating(model, q, qd, qdd, wrenches)
+    fric = load_friction(friction, check_model(model))
+    if model.floating:
+        tau = inverse_dynamics_floating(model, q, qd, qdd, wrenches)
+        if fric is not None:   # the joint rows; v = (base twist, joint rates)
+            tau[..., 6:] += fric.torque(np.asarray(qd, dtype=float)[..., 6:])
+        return tau
     q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
     jet = np.stack([q, qd, qdd], axis=-2)
-    return time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
+    tau = time_derivatives_recursive(model, jet, 0, wrenches)[..., 0, :]
+    return tau if fric is None else tau + fric.torque(jet[..., 1, :])
 
 
 def time_derivatives(model, qjet, order, *floating_order, method="recursive", wrenches=None,
-                     backend=None):
+                     backend=None, friction=None):
     """tau, tau^(1), ..., tau^(order) along a trajectory, exactly.
 
     ``qjet`` (..., order+3, n): rows q, qd, qdd, q^(3), ..., q^(order+2) (any batch shape).
@@ -49,7 +58,10 @@ def time_derivatives(model, qjet, order, *floating_order, method="recursive", wr
     seed 001 sec. II) or ``"closed_form"`` (seed 001 sec. III / seed 000). ``backend``
     (recursive method) is ``"numba"``, ``"numpy"`` or ``"auto"``; None reads the environment
     variable ``HOD_DYNAMICS_BACKEND``, else auto: numba when installed (see
-    :mod:`hod_dynamics.backend`). Returns (..., order+1, n): rows tau^(0..order).
+    :mod:`hod_dynamics.backend`). ``friction`` as for :func:`inverse_dynamics`: the friction
+    torque's derivatives tau_f^(0..order) (from qd^(0..order), exactly, see
+    :mod:`hod_dynamics.friction`) are added to the rigid-body rows.
+    Returns (..., order+1, n): rows tau^(0..order).
 
     Floating models: ``time_derivatives(model, q, vjet, order)`` with ``q`` (..., 7+n) the
     configuration, ``vjet`` (..., order+2, 6+n) rows v, v', ..., v^(order+1) (base body twist
@@ -63,16 +75,26 @@ def time_derivatives(model, qjet, order, *floating_order, method="recursive", wr
                              "vjet, order) (configuration, velocity jet, order)")
         if method != "recursive":
             raise InputError(f"floating models support method='recursive' only, got {method!r}")
-        return time_derivatives_floating(model, qjet, order, check_order(floating_order[0]),
-                                         wrenches, backend)
+        q, vjet, k = qjet, order, check_order(floating_order[0])    # (model, q, vjet, order)
+        tau = time_derivatives_floating(model, q, vjet, k, wrenches, backend)
+        fric = load_friction(friction, model)
+        if fric is not None:   # the joint rows: the joint rates and their derivatives are vjet[..., 6:]
+            tau[..., 6:] += fric.jet(np.asarray(vjet, dtype=float)[..., :k + 1, 6:])
+        return tau
     if floating_order:
         raise InputError(f"time_derivatives(model, qjet, order) takes no fourth positional "
                          f"argument for the fixed-base model '{model.name}'")
     order = check_order(order)
+    fric = load_friction(friction, model)
     if method == "recursive":
-        return time_derivatives_recursive(model, qjet, order, wrenches, backend)
-    if method == "closed_form":
+        tau = time_derivatives_recursive(model, qjet, order, wrenches, backend)
+    elif method == "closed_form":
         from .closed_form import time_derivatives_closed_form
 
-        return time_derivatives_closed_form(model, qjet, order, wrenches)
-    raise InputError(f"method must be one of {METHODS}, got {method!r}")
+        tau = time_derivatives_closed_form(model, qjet, order, wrenches)
+    else:
+        raise InputError(f"method must be one of {METHODS}, got {method!r}")
+    if fric is None:
+        return tau
+    # the rigid-body result validated qjet: rows 1..order+1 are qd^(0..order)
+    return tau + fric.jet(np.asarray(qjet, dtype=float)[..., 1:order + 2, :])

@@ -19,6 +19,7 @@ from .actuators import load_actuators
 from .dynamics import time_derivatives
 from .errors import InputError, TrajectoryError
 from .floating import joint_jet
+from .friction import load_friction
 from .recursive import check_order
 
 
@@ -56,7 +57,7 @@ class FeedforwardResult:
         return None if self.u is None else self.u / self.gear_ratio
 
 
-def feedforward(model, trajectory, t, order, actuators=None, *, backend=None):
+def feedforward(model, trajectory, t, order, actuators=None, friction=None, *, backend=None):
     """tau-jets and motor references along ``trajectory`` at times ``t``.
 
     ``model``: a :class:`RobotModel`; ``trajectory``: a :class:`Trajectory` whose joints
@@ -64,13 +65,18 @@ def feedforward(model, trajectory, t, order, actuators=None, *, backend=None):
     ``trajectory.for_model(model, allow_extra=True)``); ``t`` (B,) times (s, a scalar gives B = 1);
     ``order``: the torque order k >= 0; ``actuators``: None (rigid, no motor references), an
     :class:`~hod_dynamics.actuators.ActuatorSet`, a dict or a YAML path for
-    :func:`~hod_dynamics.actuators.load_actuators`; ``backend``: as for
-    :func:`~hod_dynamics.time_derivatives`. Returns a :class:`FeedforwardResult`.
+    :func:`~hod_dynamics.actuators.load_actuators`; ``friction``: None (rigid body only),
+    ``"urdf"``, a YAML path, a mapping or a :class:`~hod_dynamics.friction.FrictionModel`
+    (see :func:`~hod_dynamics.friction.load_friction`): tau and its derivatives then include
+    the joint friction (the link-side torque an elastic actuator's spring must transmit);
+    ``backend``: as for :func:`~hod_dynamics.time_derivatives`.
+    Returns a :class:`FeedforwardResult`.
     Raises :class:`TrajectoryError` if the trajectory is not smooth enough for ``order``.
     """
     order = check_order(order)
     traj = trajectory.for_model(model)
     acts = None if actuators is None else load_actuators(actuators, model)
+    fric = load_friction(friction, model)
     inner = max(order, 2) if acts is not None and acts.elastic.any() else order
     if traj.continuity < inner + 2:
         raise TrajectoryError(f"trajectory is C^{traj.continuity} but torque order {inner} needs "
@@ -81,13 +87,13 @@ def feedforward(model, trajectory, t, order, actuators=None, *, backend=None):
     base = {}
     if model.floating:
         q, vjet = traj.floating_jet(model, t, inner + 2)
-        full = time_derivatives(model, q, vjet, inner, backend=backend)
+        full = time_derivatives(model, q, vjet, inner, friction=fric, backend=backend)
         qjet, taujet = joint_jet(q, vjet), full[..., 6:]
         base = dict(base_q=q[..., :7], base_vjet=vjet[..., :order + 2, :6],
                     base_wrench=full[..., :order + 1, :6])
     else:
         qjet = traj.jet(t, inner + 2)
-        taujet = time_derivatives(model, qjet, inner, backend=backend)
+        taujet = time_derivatives(model, qjet, inner, friction=fric, backend=backend)
     result = dict(joint_names=tuple(model.joint_names), t=t, qjet=qjet[..., :order + 3, :],
                   taujet=taujet[..., :order + 1, :], **base)
     if acts is None:
@@ -100,12 +106,13 @@ def feedforward(model, trajectory, t, order, actuators=None, *, backend=None):
 MAX_PROFILE_SAMPLES = 2_000_000
 
 
-def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limits=None, backend=None):
+def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limits=None, friction=None,
+            backend=None):
     """Feedforward over the whole span of ``trajectory`` sampled at ``rate`` Hz, and its limits.
 
     Returns ``(FeedforwardResult, LimitReport)``: samples at t = start + k / rate up to the end,
     and the URDF position, velocity, effort (and, with ``effort_rate_limits`` (n,) N m/s,
-    effort-rate) limits checked on them. Raises :class:`InputError` for a rate that is not
+    effort-rate) limits checked on them; ``friction`` as for :func:`feedforward`. Raises :class:`InputError` for a rate that is not
     positive or a profile of more than MAX_PROFILE_SAMPLES samples.
     """
     from .trajectory import limit_report
@@ -119,7 +126,7 @@ def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limit
                          f"(more than {MAX_PROFILE_SAMPLES}); lower the rate")
     t = traj.start + np.arange(count) / rate
     rows = 1 if effort_rate_limits is not None else 0  # tau' is needed to check rate limits
-    result = feedforward(model, traj, t, max(order, rows), actuators, backend=backend)
+    result = feedforward(model, traj, t, max(order, rows), actuators, friction, backend=backend)
     report = limit_report(model, t, result.qjet, result.taujet, effort_rate_limits)
     if order < rows:
         result = FeedforwardResult(**{**result.__dict__, "qjet": result.qjet[:, :order + 3],

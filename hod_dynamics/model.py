@@ -66,7 +66,10 @@ class RobotModel:
     ``link_names`` (n,) the link moved by each joint; ``parents``, ``screws``, ``references``,
     ``inertias``, ``gravity`` as in the module docstring; ``lower``/``upper`` position limits
     (rad or m, +-inf when unlimited), ``velocity_limits`` (rad/s or m/s) and ``effort_limits``
-    (N m or N), inf when not given; ``frames`` maps every kept link name to a :class:`Frame`.
+    (N m or N), inf when not given; ``frames`` maps every kept link name to a :class:`Frame`;
+    ``damping`` (N m s/rad or N s/m) and ``friction`` (N m or N) (n,) the URDF
+    ``<dynamics damping friction>`` values, 0 where a joint has no tag (see
+    :mod:`hod_dynamics.friction`: they are used only when a caller asks for friction).
     """
 
     name: str
@@ -84,15 +87,20 @@ class RobotModel:
     effort_limits: np.ndarray
     root_link: str = "base"
     frames: Mapping[str, Frame] = field(default_factory=dict)  # link -> Frame or (body, pose)
+    damping: Optional[np.ndarray] = None    # (n,) URDF <dynamics damping>, N m s/rad; None: zeros
+    friction: Optional[np.ndarray] = None   # (n,) URDF <dynamics friction>, N m; None: zeros
     floating: bool = False
     base_inertia: Optional[np.ndarray] = None  # floating models: (6, 6); None -> zeros
 
     def __post_init__(self):
         n = len(self.joint_names)
+        for key in ("damping", "friction"):
+            if getattr(self, key) is None:
+                object.__setattr__(self, key, np.zeros(n))
         for key, dtype in (("parents", int),):
             object.__setattr__(self, key, _readonly(getattr(self, key), dtype))
         for key in ("screws", "references", "inertias", "gravity", "lower", "upper",
-                    "velocity_limits", "effort_limits"):
+                    "velocity_limits", "effort_limits", "damping", "friction"):
             object.__setattr__(self, key, _readonly(getattr(self, key)))
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
         object.__setattr__(self, "joint_types", tuple(self.joint_types))
@@ -117,10 +125,12 @@ class RobotModel:
                   "references": self.references.shape, "inertias": self.inertias.shape,
                   "lower": self.lower.shape, "upper": self.upper.shape,
                   "velocity_limits": self.velocity_limits.shape,
-                  "effort_limits": self.effort_limits.shape}
+                  "effort_limits": self.effort_limits.shape, "damping": self.damping.shape,
+                  "friction": self.friction.shape}
         expected = {"joint_types": (n,), "link_names": (n,), "parents": (n,), "screws": (n, 6),
                     "references": (n, 4, 4), "inertias": (n, 6, 6), "lower": (n,),
-                    "upper": (n,), "velocity_limits": (n,), "effort_limits": (n,)}
+                    "upper": (n,), "velocity_limits": (n,), "effort_limits": (n,), "damping": (n,),
+                    "friction": (n,)}
         for key, shape in shapes.items():
             if shape != expected[key]:
                 raise ModelError(f"model '{self.name}': {key} has shape {shape}, expected "

@@ -42,7 +42,7 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None):
 
 
 def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", reference=None,
-                      labels=("model", "measured"), max_points=20000):
+                      labels=("model", "measured"), max_points=3000):
     """Write a PNG with one subplot per joint: ``series`` (T, n) solid, ``reference`` (T, n)
     (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s. Long records are
     thinned to about ``max_points`` samples per line (every k-th sample) to keep the
@@ -66,7 +66,49 @@ def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", referen
     axes[0, 0].legend(fontsize=7, loc="upper right", ncol=2)
     axes[-1, 0].set_xlabel("t [s]")
     fig.suptitle(f"{title} -- {ylabel}" if title else ylabel, fontsize=10)
-    fig.tight_layout()
+    # fixed margins: tight_layout's extra drawing passes cost more than the plot itself
+    fig.subplots_adjust(left=0.1, right=0.98, top=1 - 0.45 / fig.get_figheight(), bottom=0.45 / fig.get_figheight(),
+                        hspace=0.15)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="", max_points=3000):
+    """Write a PNG with one subplot per joint: the measured effort minus the rigid-body model
+    ``residual`` (T, n) against the joint velocity ``qd`` (T, n) (dots: the friction the
+    robot showed) and the friction model's curve over it (``friction``: a
+    :class:`~hod_dynamics.friction.FrictionModel`, model joint order). Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    step = max(1, len(qd) // max_points)
+    n = len(joint_names)
+    cols = min(n, 4)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows + 0.6), squeeze=False)
+    for j, ax in enumerate(axes.ravel()):
+        if j >= n:
+            ax.axis("off")
+            continue
+        v = np.asarray(qd)[::step, j]
+        ax.plot(v, np.asarray(residual)[::step, j], ".", ms=1.5, color="0.6", label="effort - rigid model",
+                rasterized=True)
+        grid = np.linspace(np.nanmin(v), np.nanmax(v), 400)
+        full = np.zeros((len(grid), n))
+        full[:, j] = grid
+        ax.plot(grid, friction.torque(full)[:, j], color="C3", lw=1.5, label="friction model")
+        ax.set_title(joint_names[j], fontsize=8)
+        ax.set_xlabel("qd [rad/s]", fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("torque [N m]", fontsize=7)
+    axes[0, 0].legend(fontsize=6, loc="upper left")
+    fig.suptitle(f"{title} -- friction curves" if title else "friction curves", fontsize=10)
+    fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.5 / fig.get_figheight(), bottom=0.5 / fig.get_figheight(),
+                        hspace=0.55, wspace=0.3)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

@@ -158,6 +158,30 @@ def noise_std(y):
     return np.median(np.abs(d - np.median(d, axis=0)), axis=0) / 0.6745 / np.sqrt(924.0)
 
 
+def fit_samples(joint_names, times, positions, *, smoothing=None, continuity=DEFAULT_CONTINUITY):
+    """:meth:`Trajectory.from_samples` and what it chose: ``(trajectory, levels (n,), noise
+    std (n,))`` (see :mod:`hod_dynamics.smoothing`)."""
+    from .smoothing import choose_level, smooth_padded
+
+    names = _check_names(joint_names)
+    continuity = _check_continuity(continuity, upper=4)
+    t = _check_times(times)
+    y = _align_quaternions(_check_rows(positions, "positions", names, len(t)), names)
+    k = continuity + 1
+    if len(t) <= k:
+        raise TrajectoryError(f"a smoothing fit of degree {k} needs more than {k} samples, got {len(t)}")
+    if smoothing is not None:
+        s = np.asarray(smoothing, dtype=float)
+        if s.shape not in ((), (len(names),)):
+            raise TrajectoryError(f"smoothing must be one number or {len(names)} (one per joint), "
+                                  f"got {s.tolist()}")
+        if np.any(~np.isfinite(s)) or np.any(s < 0):
+            raise TrajectoryError(f"smoothing must be finite and >= 0, got {s.tolist()}")
+    lam, noise = choose_level(t, y, smoothing)
+    spline = make_interp_spline(t, smooth_padded(t, y, lam), k=k)
+    return Trajectory(tuple(names), spline, continuity, t), lam, noise
+
+
 # -- the trajectory --------------------------------------------------------------------------
 @dataclass(frozen=True, eq=False)
 class Trajectory:
@@ -229,44 +253,17 @@ class Trajectory:
                      continuity=DEFAULT_CONTINUITY):
         """Smoothing fit of noisy recorded positions (e.g. joint_states from a bag).
 
-        ``times`` (m,) strictly increasing, ``positions`` (m, n). The fit is a FITPACK
-        smoothing spline of degree ``continuity + 1`` (<= 5) with knots chosen by
-        :func:`scipy.interpolate.make_splprep` (scipy >= 1.15) so that sum_i |(q_j(t_i) - y_ij) / s_j|^2
-        <= m n (the residual a noise of standard deviation s_j leaves). ``smoothing``: the
-        noise standard deviation s_j (rad or m), a number or one per joint; ``None``
-        estimates it from the data's 6th differences; 0 interpolates (a joint given 0 while
-        others are above 0: to within 1e-6 of their level). Inside the sample span the fit is C^``continuity``; outside it holds the end positions still (there the
-        derivatives jump to zero: trim the ends when they matter).
+        ``times`` (m,) strictly increasing (s), ``positions`` (m, n). Each joint is smoothed
+        by :func:`hod_dynamics.smoothing.smooth` at the level
+        :func:`hod_dynamics.smoothing.choose_level` picks for it (the one that minimises
+        the estimated error of the accelerations), and the smoothed values are interpolated
+        by a spline of degree ``continuity + 1`` (<= 5). ``smoothing``: the noise standard
+        deviation s_j of the positions (rad or m), a number or one per joint; ``None``
+        estimates it from the data; 0 interpolates. Inside the sample span the fit is
+        C^``continuity``; outside it holds the end positions still (there the derivatives
+        jump to zero: trim the ends when they matter).
         """
-        names = _check_names(joint_names)
-        continuity = _check_continuity(continuity, upper=4)
-        t = _check_times(times)
-        y = _align_quaternions(_check_rows(positions, "positions", names, len(t)), names)
-        k = continuity + 1
-        if len(t) <= k:
-            raise TrajectoryError(f"a smoothing fit of degree {k} needs more than {k} samples, "
-                                  f"got {len(t)}")
-        if smoothing is None:
-            s = noise_std(y)
-        else:
-            s = np.asarray(smoothing, dtype=float)
-            if s.shape not in ((), (len(names),)):
-                raise TrajectoryError(f"smoothing must be one number or {len(names)} (one per joint), "
-                                      f"got {s.tolist()}")
-            s = np.broadcast_to(s, (len(names),))
-        if np.any(~np.isfinite(s)) or np.any(s < 0):
-            raise TrajectoryError(f"smoothing must be finite and >= 0, got {np.asarray(s).tolist()}")
-        try:
-            from scipy.interpolate import make_splprep
-        except ImportError:   # scipy < 1.15 (e.g. Ubuntu 24.04's python3-scipy)
-            raise TrajectoryError("smoothing fits need scipy >= 1.15 (make_splprep)") from None
-        # one knot vector serves all joints: a joint with s = 0 is weighted 1e6 times more than
-        # the noisiest one, so it is interpolated to within 1e-6 of that noise level
-        scale = np.where(s > 0, s, 1e-6 * s.max()) if s.max() > 0 else np.ones_like(s)
-        total = float(len(t) * np.count_nonzero(s))
-        spline, _ = make_splprep(list((y / scale).T), u=t, k=k, s=total)
-        coef = np.asarray(spline.c).reshape(len(spline.t) - k - 1, -1) * scale
-        return cls(tuple(names), BSpline(spline.t, coef, k), continuity, t)
+        return fit_samples(joint_names, times, positions, smoothing=smoothing, continuity=continuity)[0]
 
     @classmethod
     def from_yaml(cls, source):

@@ -5,18 +5,20 @@ Data flows through three steps:
 1. :func:`read_urdf_text`: a file path, XML text or bytes -> URDF text. A byte-order mark and
    whitespace before ``<?xml`` are accepted; a ``.xacro`` file (or text using ``<xacro:...>``)
    is expanded with the ``xacro`` package, ``$(find pkg)`` resolving through the ament index.
-2. :func:`parse_urdf`: URDF text -> :class:`Robot` (links and joints with their line numbers).
-   The XML is read with expat, which keeps line numbers; a default XML namespace on
-   ``<robot>`` is accepted, as urdfdom (ROS's C++ parser) does. One reader per URDF element
-   (``_read_link``, ``_read_inertial``, ``_read_joint``, ``_read_origin``, ``_read_axis``,
-   ``_read_limit``, ``_read_dynamics``, ``_read_mimic``). An unknown element or attribute
-   inside the elements the dynamics reads is a :class:`ModelError` (``strict=True``) or a
-   :class:`HodDynamicsWarning` (``strict=False``) naming it, its line, its link or joint and
-   the closest known name: a misspelled ``<axis>`` or ``<inertial>`` would otherwise be
-   dropped and give wrong torques. What the URDF world adds (``<gazebo>``,
-   ``<transmission>``, ``<ros2_control>``, ``<safety_controller>``, ``<calibration>``,
-   sensors, vendor namespaces such as ``drake:``, comments, the content of ``<visual>``,
-   ``<collision>`` and ``<material>``) is never checked.
+2. :func:`parse_urdf`: URDF text -> urdf_parser_py's ``Robot`` (links and joints with the line
+   of their element). A small validation pass, driven by a table of the attributes and child
+   elements of each URDF element the dynamics reads (:data:`_SCHEMA`), reads the XML with
+   expat (which keeps line numbers; a default XML namespace on ``<robot>`` is accepted, as
+   urdfdom, ROS's C++ parser, does) and only locates and checks: an unknown element or
+   attribute is a :class:`ModelError` (``strict=True``) or a :class:`HodDynamicsWarning`
+   (``strict=False``) naming it, its line, its link or joint and the closest known name (a
+   misspelled ``<axis>`` or ``<inertial>`` would otherwise be dropped and give wrong torques);
+   a missing or malformed required attribute is a ModelError with its line. What the URDF
+   world adds (``<gazebo>``, ``<transmission>``, ``<ros2_control>``, ``<safety_controller>``,
+   ``<calibration>``, sensors, vendor namespaces such as ``drake:``, comments, the content of
+   ``<visual>``, ``<collision>`` and ``<material>``) is never checked. The validated elements
+   are then handed to urdf_parser_py, which reads the values (its own warnings collected,
+   never printed); mass and inertia are checked on its values, with the lines found here.
 3. :func:`model_arguments_from_urdf`: selects the subtree between ``root_link`` and
    ``tip_links``, merges fixed and locked joints into their parent body (their inertia added
    rigidly), and turns every moving joint into a screw ``X_i`` and a reference configuration
@@ -28,9 +30,11 @@ import difflib
 import os
 import re
 import warnings
+import xml.etree.ElementTree as ET
 import xml.parsers.expat as expat
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict
 
 import numpy as np
 
@@ -50,24 +54,32 @@ def checked_inertia_mode(inertia_check):
     return inertia_check
 
 
-# Attributes and child elements of the URDF elements the dynamics reads (URDF specification,
-# as urdfdom parses it). Anything else inside these elements is reported.
-_KNOWN = {
-    "robot": ({"name", "version"}, {"link", "joint", "material"}),
-    "link": ({"name"}, {"inertial", "visual", "collision"}),
-    "inertial": (set(), {"origin", "mass", "inertia"}),
-    "mass": ({"value"}, set()),
-    "inertia": ({"ixx", "ixy", "ixz", "iyy", "iyz", "izz"}, set()),
-    "origin": ({"xyz", "rpy"}, set()),
-    "joint": ({"name", "type"}, {"origin", "parent", "child", "axis", "limit", "dynamics", "mimic",
-                                 "calibration", "safety_controller"}),
-    "parent": ({"link"}, set()),
-    "child": ({"link"}, set()),
-    "axis": ({"xyz"}, set()),
-    "limit": ({"lower", "upper", "effort", "velocity"}, set()),
-    "dynamics": ({"damping", "friction"}, set()),
-    "mimic": ({"joint", "multiplier", "offset"}, set()),
+# The validation table: for each URDF element the dynamics reads, its attributes (required?,
+# how many numbers: 0 = text, 1 = a number, 3 = three numbers) and its known child elements,
+# as urdfdom (ROS's C++ parser) reads them. Anything else inside these elements is reported;
+# the children that are themselves in the table are checked in turn.
+_INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+_SCHEMA = {
+    "robot": ({"name": (True, 0), "version": (False, 0)}, {"link", "joint", "material"}),
+    "link": ({"name": (True, 0)}, {"inertial", "visual", "collision"}),
+    "inertial": ({}, {"origin", "mass", "inertia"}),
+    "mass": ({"value": (True, 1)}, set()),
+    "inertia": ({k: (True, 1) for k in _INERTIA_KEYS}, set()),
+    "origin": ({"xyz": (False, 3), "rpy": (False, 3)}, set()),
+    "joint": ({"name": (True, 0), "type": (True, 0)},
+              {"origin", "parent", "child", "axis", "limit", "dynamics", "mimic", "calibration",
+               "safety_controller"}),
+    "parent": ({"link": (True, 0)}, set()),
+    "child": ({"link": (True, 0)}, set()),
+    "axis": ({"xyz": (True, 3)}, set()),  # the URDF specification requires it in an <axis>
+    # urdfdom (and urdf_parser_py) refuse a <limit> without effort or velocity
+    "limit": ({"lower": (False, 1), "upper": (False, 1), "effort": (True, 1), "velocity": (True, 1)}, set()),
+    "dynamics": ({"damping": (False, 1), "friction": (False, 1)}, set()),
+    "mimic": ({"joint": (True, 0), "multiplier": (False, 1), "offset": (False, 1)}, set()),
 }
+# Child elements without which an element means nothing (urdfdom refuses it too).
+_REQUIRED_CHILDREN = {"joint": ("parent", "child"), "inertial": ("mass",)}
+
 # What real robot descriptions add and the dynamics does not read: never reported (urdfdom
 # ignores them all). Elements and attributes in a namespace (drake:..., xacro:...) are never
 # reported either. Each entry names who writes it.
@@ -89,68 +101,6 @@ _TOLERATED = {
     "dynamics": {"D", "K", "mu_coulomb", "mu_viscous"},  # franka_description (Panda)
 }
 
-
-# -- the parsed URDF (attribute names as urdf_parser_py's, so readers of either feel at home) ---
-@dataclass
-class Origin:
-    xyz: np.ndarray
-    rpy: np.ndarray
-
-
-@dataclass
-class Inertial:
-    mass: float
-    inertia: np.ndarray  # (3, 3) about the centre of mass, in the inertial frame (kg m^2)
-    origin: Optional[Origin]
-
-
-@dataclass
-class Link:
-    name: str
-    inertial: Optional[Inertial]
-    line: int
-
-
-@dataclass
-class Limit:
-    lower: Optional[float]
-    upper: Optional[float]
-    effort: Optional[float]
-    velocity: Optional[float]
-
-
-@dataclass
-class Dynamics:
-    damping: float
-    friction: float
-
-
-@dataclass
-class Mimic:
-    joint: str
-    multiplier: float
-    offset: float
-
-
-@dataclass
-class Joint:
-    name: str
-    type: str
-    parent: str
-    child: str
-    origin: Optional[Origin]
-    axis: Optional[np.ndarray]
-    limit: Optional[Limit]
-    dynamics: Optional[Dynamics]
-    mimic: Optional[Mimic]
-    line: int
-
-
-@dataclass
-class Robot:
-    name: str
-    links: List[Link]
-    joints: List[Joint]
 
 
 # -- step 1: source -> text -------------------------------------------------------------------
@@ -231,7 +181,7 @@ def expand_xacro(source, xacro_args=None, what="the xacro text", *, is_file=Fals
     return doc.toprettyxml(indent="  ")
 
 
-# -- step 2: text -> Robot ----------------------------------------------------------------------
+# -- step 2: text -> validated XML -> urdf_parser_py's Robot --------------------------------
 @dataclass
 class _Element:
     tag: str
@@ -297,20 +247,6 @@ class _Reader:
             raise ModelError(message + " (strict=False, or --lenient, reads past it with a warning)")
         warnings.warn(message, HodDynamicsWarning, stacklevel=2)
 
-    def check(self, element, where):
-        """Report unknown attributes and child elements of a URDF element read by the dynamics."""
-        attributes, children = _KNOWN[element.tag]
-        for name, value in element.attrib.items():
-            if ":" in name or name == "xmlns" or name in attributes or name in _TOLERATED.get(element.tag, ()):
-                continue
-            self.problem(f"unknown attribute {name}=\"{value}\" of <{element.tag}> in {where} "
-                         f"(line {element.line})" + _did_you_mean(name, attributes, "'{}'"))
-        for child in element.children:
-            if ":" in child.tag or child.tag in children or child.tag in _EXTENSIONS.get(element.tag, ()):
-                continue
-            self.problem(f"unknown element <{child.tag}> in {where} (line {child.line})"
-                         + _did_you_mean(child.tag, children, "<{}>"))
-
 
 def _did_you_mean(name, candidates, form):
     close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
@@ -322,98 +258,155 @@ def _first(element, tag):
     return next((c for c in element.children if c.tag == tag), None)
 
 
-def _required(element, attribute, where):
+def _check_attribute(element, attribute, required, count, where):
+    """ModelError naming element, line and ``where`` for a missing required attribute or a
+    value that is not ``count`` finite numbers (``count`` 0: any text)."""
     value = element.attrib.get(attribute)
     if value is None or not value.strip():
+        if not required:
+            return
         close = difflib.get_close_matches(attribute, [a for a in element.attrib if a != attribute], n=1, cutoff=0.6)
         hint = f" ({close[0]}=\"{element.attrib[close[0]]}\" is not {attribute})" if close else ""
         raise ModelError(f"<{element.tag}> in {where} (line {element.line}) has no {attribute} "
                          f"attribute{hint}")
-    return value.strip()
-
-
-def _numbers(element, attribute, where, count, default=None):
-    """``count`` finite floats of an attribute (``default`` when absent)."""
-    value = element.attrib.get(attribute)
-    if value is None:
-        if default is None:
-            _required(element, attribute, where)
-        return np.array(default, dtype=float)
+    if count == 0:
+        return
     try:
-        numbers = np.array([float(x) for x in value.split()], dtype=float)
+        numbers = [float(x) for x in value.split()]
     except ValueError:
         numbers = None
-    if numbers is None or numbers.shape != (count,) or not np.all(np.isfinite(numbers)):
+    if numbers is None or len(numbers) != count or not np.all(np.isfinite(numbers)):
         what = "a finite number" if count == 1 else f"{count} finite numbers"
         raise ModelError(f"<{element.tag} {attribute}=\"{value}\"> in {where} (line {element.line}) "
                          f"must be {what}")
-    return numbers
 
 
-def _number(element, attribute, where, default=None):
-    return float(_numbers(element, attribute, where, 1, None if default is None else [default])[0])
+def _validate(element, where, reader):
+    """Check one element of :data:`_SCHEMA` and, in turn, its children that are in it:
+    unknown attributes and children (with line and suggestion), required attributes and
+    children, numbers."""
+    attributes, children = _SCHEMA[element.tag]
+    for name, value in element.attrib.items():
+        if ":" in name or name == "xmlns" or name in attributes or name in _TOLERATED.get(element.tag, ()):
+            continue
+        reader.problem(f"unknown attribute {name}=\"{value}\" of <{element.tag}> in {where} "
+                       f"(line {element.line})" + _did_you_mean(name, attributes, "'{}'"))
+    for child in element.children:
+        if ":" in child.tag or child.tag in children or child.tag in _EXTENSIONS.get(element.tag, ()):
+            continue
+        reader.problem(f"unknown element <{child.tag}> in {where} (line {child.line})"
+                       + _did_you_mean(child.tag, children, "<{}>"))
+    for name, (required, count) in attributes.items():
+        _check_attribute(element, name, required, count, where)
+    if element.tag == "joint" and element.attrib["type"].strip() not in JOINT_TYPES:
+        jtype = element.attrib["type"].strip()
+        raise ModelError(f"{where} has unknown type '{jtype}' (line {element.line})"
+                         + _did_you_mean(jtype, JOINT_TYPES, "'{}'"))
+    for tag in _REQUIRED_CHILDREN.get(element.tag, ()):
+        if _first(element, tag) is None:
+            raise ModelError(f"<{element.tag}> in {where} (line {element.line}) has no <{tag}> element")
+    for child in element.children:
+        if child.tag in children and child.tag in _SCHEMA and child.tag not in ("link", "joint"):
+            _validate(child, where, reader)
 
 
-def parse_urdf(text, *, strict=True, inertia_check="warn"):
-    """:class:`Robot` of URDF XML text; ModelError naming the fault (element, line, link or
-    joint). See the module docstring for ``strict``; ``inertia_check`` in :data:`INERTIA_CHECKS`
-    says what a rotational inertia that is not positive semi-definite gives."""
-    reader = _Reader(strict, inertia_check)
-    root = _xml_tree(text)
+def _validated(root, reader):
+    """The ``<link>`` and ``<joint>`` elements of a validated ``<robot>``, by name."""
     if root.tag != "robot":
         raise ModelError(f"malformed URDF: the root element is <{root.tag}>, not <robot>")
     name = root.attrib.get("name") or "robot"
-    reader.check(root, f"robot '{name}'")
-    links = [_read_link(e, reader) for e in root.children if e.tag == "link"]
-    joints = [_read_joint(e, reader) for e in root.children if e.tag == "joint"]
-    if not links:
+    _validate(root, f"robot '{name}'", reader)
+    found = {"link": {}, "joint": {}}
+    for element in root.children:
+        if element.tag not in found:
+            continue
+        if not (element.attrib.get("name") or "").strip():
+            raise ModelError(f"<{element.tag}> in a {element.tag} (line {element.line}) has no name attribute")
+        item = element.attrib["name"]  # as written: urdfdom and urdf_parser_py do not strip names
+        _validate(element, f"{element.tag} '{item}'", reader)
+        seen = found[element.tag]
+        if item in seen:
+            raise ModelError(f"{element.tag} '{item}' is defined twice (lines {seen[item].line} "
+                             f"and {element.line})")
+        seen[item] = element
+    if not found["link"]:
         raise ModelError(f"malformed URDF: robot '{name}' has no <link>")
-    for kind, items in (("link", links), ("joint", joints)):
-        seen = {}
-        for item in items:
-            if item.name in seen:
-                raise ModelError(f"{kind} '{item.name}' is defined twice (lines {seen[item.name]} "
-                                 f"and {item.line})")
-            seen[item.name] = item.line
-    return Robot(name, links, joints)
+    return found["link"], found["joint"]
 
 
-def _read_link(element, reader):
-    name = _required(element, "name", "a link")
-    where = f"link '{name}'"
-    reader.check(element, where)
-    inertial = _first(element, "inertial")
-    return Link(name, None if inertial is None else _read_inertial(inertial, where, reader),
-                element.line)
+def _for_urdf_parser_py(element):
+    """xml.etree element of what urdf_parser_py reads for the dynamics: the elements and
+    attributes of :data:`_SCHEMA` (namespace declarations, extensions and what strict=False let
+    through left out). Left out on purpose, for urdf_parser_py is stricter there than urdfdom
+    and the dynamics never reads them: ``<visual>``, ``<collision>``, ``<material>`` (it
+    refuses a ``<texture>`` without filename, a ``<capsule>``, ...), ``<transmission>``,
+    ``<gazebo>``, ``<calibration>``, ``<safety_controller>``."""
+    attributes, children = _SCHEMA[element.tag]
+    node = ET.Element(element.tag, {k: v for k, v in element.attrib.items() if k in attributes})
+    for child in element.children:
+        if child.tag in children and child.tag in _SCHEMA:
+            node.append(_for_urdf_parser_py(child))
+    return node
 
 
-def _read_inertial(element, where, reader):
-    """Mass, rotational inertia about the centre of mass and the inertial frame of a link."""
-    reader.check(element, where)
-    mass_element, inertia_element = _first(element, "mass"), _first(element, "inertia")
-    mass = 0.0
-    if mass_element is not None:
-        reader.check(mass_element, where)
-        mass = _number(mass_element, "value", where)
-        if mass < 0:
-            raise ModelError(f"{where}: negative mass {mass} (line {mass_element.line})")
-    inertia = np.zeros((3, 3))
-    if inertia_element is not None:
-        reader.check(inertia_element, where)
-        xx, xy, xz, yy, yz, zz = (_number(inertia_element, k, where)
-                                  for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
-        inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-        _check_inertia(inertia, where, inertia_element.line, reader)
-    origin = _first(element, "origin")
-    return Inertial(mass, inertia, None if origin is None else _read_origin(origin, where, reader))
+@contextmanager
+def _captured_parser_messages(messages):
+    """urdf_parser_py prints its warnings (unknown tags, repeated elements) to stderr: collect
+    them instead (the validation pass has named every one that matters)."""
+    from urdf_parser_py.xml_reflection import core
+
+    saved = core.on_error
+    core.on_error = messages.append
+    try:
+        yield
+    finally:
+        core.on_error = saved
 
 
-def _check_inertia(inertia, where, line, reader):
-    """Principal moments >= 0, as inertia_check says: identified parameter sets are often not
-    physically consistent, and Pinocchio computes with them all the same."""
-    moments = np.linalg.eigvalsh(inertia)
-    if reader.inertia_check == "off" or moments.min() >= -1e-9 * max(1.0, np.abs(moments).max()):
+def parse_urdf(text, *, strict=True, inertia_check="warn"):
+    """urdf_parser_py's ``Robot`` of URDF XML text, each link and joint with the ``line`` of its
+    element; ModelError naming the fault (element, line, link or joint). See the module
+    docstring for ``strict``; ``inertia_check`` in :data:`INERTIA_CHECKS` says what a
+    rotational inertia that is not positive semi-definite gives."""
+    from urdf_parser_py.urdf import URDF
+
+    reader = _Reader(strict, inertia_check)
+    root = _xml_tree(text)
+    links, joints = _validated(root, reader)
+    messages = []
+    try:
+        with _captured_parser_messages(messages):
+            robot = URDF.from_xml_string(ET.tostring(_for_urdf_parser_py(root), encoding="unicode"))
+    except Exception as exc:  # urdf_parser_py raises bare Exception, AssertionError, ParseError...
+        raise ModelError(f"malformed URDF: {exc}") from None
+    for link in robot.links:
+        element = links[link.name]
+        link.line = element.line
+        if link.inertial is not None:
+            _check_inertial(link.inertial, _first(element, "inertial"), f"link '{link.name}'", reader)
+    for joint in robot.joints:
+        element = joints[joint.name]
+        joint.line = element.line
+        if joint.limit is not None:  # urdf_parser_py gives 0 for an absent bound; we keep it open
+            given = _first(element, "limit").attrib
+            joint.limit.lower = joint.limit.lower if "lower" in given else None
+            joint.limit.upper = joint.limit.upper if "upper" in given else None
+    return robot
+
+
+def _check_inertial(inertial, element, where, reader):
+    """Mass >= 0 (ModelError) and principal moments >= 0, as ``inertia_check`` says:
+    identified parameter sets are often not physically consistent, and Pinocchio computes
+    with them all the same."""
+    mass_line = _first(element, "mass").line
+    if inertial.mass < 0:
+        raise ModelError(f"{where}: negative mass {inertial.mass} (line {mass_line})")
+    if inertial.inertia is None or reader.inertia_check == "off":
         return
+    moments = np.linalg.eigvalsh(np.array(inertial.inertia.to_matrix(), dtype=float))
+    if moments.min() >= -1e-9 * max(1.0, np.abs(moments).max()):
+        return
+    line = _first(element, "inertia").line
     message = (f"{where}: rotational inertia is not positive semi-definite (principal moments "
                f"{np.round(moments, 12).tolist()} kg m^2, line {line})")
     if reader.inertia_check == "error":
@@ -421,58 +414,7 @@ def _check_inertia(inertia, where, line, reader):
     warnings.warn(message + "; the model computes with it as written", HodDynamicsWarning, stacklevel=5)
 
 
-def _read_origin(element, where, reader):
-    reader.check(element, where)
-    return Origin(_numbers(element, "xyz", where, 3, [0.0, 0.0, 0.0]),
-                  _numbers(element, "rpy", where, 3, [0.0, 0.0, 0.0]))
-
-
-def _read_joint(element, reader):
-    name = _required(element, "name", "a joint")
-    where = f"joint '{name}'"
-    reader.check(element, where)
-    jtype = _required(element, "type", where)
-    if jtype not in JOINT_TYPES:
-        raise ModelError(f"joint '{name}' has unknown type '{jtype}' (line {element.line})"
-                         + _did_you_mean(jtype, JOINT_TYPES, "'{}'"))
-    ends = {}
-    for end in ("parent", "child"):
-        e = _first(element, end)
-        if e is None:
-            raise ModelError(f"joint '{name}' (line {element.line}) has no <{end}> element")
-        reader.check(e, where)
-        ends[end] = _required(e, "link", where)
-    parts = {tag: _first(element, tag) for tag in ("origin", "axis", "limit", "dynamics", "mimic")}
-    read = {"origin": _read_origin, "axis": _read_axis, "limit": _read_limit,
-            "dynamics": _read_dynamics, "mimic": _read_mimic}
-    values = {tag: None if e is None else read[tag](e, where, reader) for tag, e in parts.items()}
-    return Joint(name, jtype, ends["parent"], ends["child"], line=element.line, **values)
-
-
-def _read_axis(element, where, reader):
-    reader.check(element, where)
-    return _numbers(element, "xyz", where, 3, [1.0, 0.0, 0.0])
-
-
-def _read_limit(element, where, reader):
-    reader.check(element, where)
-    values = {k: (_number(element, k, where) if k in element.attrib else None)
-              for k in ("lower", "upper", "effort", "velocity")}
-    return Limit(**values)
-
-
-def _read_dynamics(element, where, reader):
-    reader.check(element, where)
-    return Dynamics(_number(element, "damping", where, 0.0), _number(element, "friction", where, 0.0))
-
-
-def _read_mimic(element, where, reader):
-    reader.check(element, where)
-    return Mimic(_required(element, "joint", where), _number(element, "multiplier", where, 1.0),
-                 _number(element, "offset", where, 0.0))
-
-
-# -- step 3: Robot -> model arguments -------------------------------------------------------------
+# -- step 3: urdf_parser_py's Robot -> model arguments -----------------------------------------
 def _file_label(source):
     """'path' of a file source (None for text), marked when lines refer to a xacro expansion."""
     if isinstance(source, (bytes, bytearray)):
@@ -487,7 +429,7 @@ def _origin(origin):
     """4x4 pose of a URDF <origin> (identity when absent)."""
     if origin is None:
         return np.eye(4)
-    return transform(rpy_matrix(origin.rpy), origin.xyz)
+    return transform(rpy_matrix(np.asarray(origin.rpy, dtype=float)), np.asarray(origin.xyz, dtype=float))
 
 
 def _link_inertia(link):
@@ -497,7 +439,8 @@ def _link_inertia(link):
         return np.zeros((6, 6))
     T = _origin(inertial.origin)
     R, c = T[:3, :3], T[:3, 3]
-    return body_inertia(inertial.mass, c, R @ inertial.inertia @ R.T)
+    inertia = np.zeros((3, 3)) if inertial.inertia is None else np.array(inertial.inertia.to_matrix(), dtype=float)
+    return body_inertia(float(inertial.mass), c, R @ inertia @ R.T)
 
 
 def _joint_screw(joint):
@@ -563,6 +506,20 @@ def _limits(joint):
     return lower, upper, vel, eff
 
 
+def joint_dynamics(joint):
+    """(damping, friction) of a URDF joint's ``<dynamics>`` tag, 0 for a value or a tag not given.
+    Negative values raise ModelError (they would feed energy into the joint)."""
+    dyn = getattr(joint, "dynamics", None)
+    values = []
+    for key in ("damping", "friction"):
+        v = 0.0 if dyn is None or getattr(dyn, key, None) is None else float(getattr(dyn, key))
+        if not np.isfinite(v) or v < 0:
+            raise ModelError(f"joint '{joint.name}' (line {joint.line}): <dynamics {key}=\"{getattr(dyn, key)}\"> must "
+                             "be a finite number >= 0")
+        values.append(v)
+    return tuple(values)
+
+
 def _floating_root(robot, root_link, floating_base):
     """(root link, floating) after the URDF convention for a free base: a massless root link
     (e.g. ``world``) whose only child joint is ``floating`` stands for the world, and that
@@ -610,7 +567,7 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
     for j in robot.joints:  # document order, so the DoF order follows the file
         child_joints.setdefault(j.parent, []).append(j)
 
-    names, types, link_names, parents, screws, refs, inertias, limits = ([] for _ in range(8))
+    names, types, link_names, parents, screws, refs, inertias, limits, dynamics = ([] for _ in range(9))
     frames = {root_link: (-1, np.eye(4))}
     # a fixed base's own inertia is moot (not even validated); a floating base's is its body's
     base_inertia = _link_inertia(links[root_link]) if floating else None
@@ -645,6 +602,7 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
             refs.append(T)
             inertias.append(np.zeros((6, 6)))
             limits.append(_limits(j))
+            dynamics.append(joint_dynamics(j))
             T = np.eye(4)
             frames[j.child] = (body, T)
         if body >= 0:  # the link's inertia joins its body, in the body frame
@@ -660,4 +618,5 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         references=np.array(refs).reshape(-1, 4, 4), inertias=np.array(inertias).reshape(-1, 6, 6),
         gravity=gravity, lower=lim[:, 0], upper=lim[:, 1], velocity_limits=lim[:, 2],
         effort_limits=lim[:, 3], root_link=root_link,
-        frames=frames, floating=floating, base_inertia=base_inertia)
+        frames=frames, damping=np.array(dynamics, dtype=float).reshape(-1, 2)[:, 0],
+        friction=np.array(dynamics, dtype=float).reshape(-1, 2)[:, 1], floating=floating, base_inertia=base_inertia)

@@ -6,11 +6,13 @@ Arguments: ``urdf`` (URDF or xacro file; empty: the node reads /robot_descriptio
 ``xacro_args`` (xacro arguments ``name:=value`` separated by spaces), ``config``
 (parameter YAML, default share/hod_dynamics/config/feedforward.yaml), ``actuators`` (actuator
 YAML file, or the name of one in share/hod_dynamics/config such as ``actuators_sea``; empty:
-rigid joints), ``namespace``, ``use_sim_time`` (follow /clock, e.g. with ``ros2 bag play --clock``).
+rigid joints), ``friction`` (``urdf``, a friction YAML file such as analyze-bag's friction.yaml, or
+the name of one in share/hod_dynamics/config; empty: no friction), ``namespace``, ``use_sim_time``
+(follow /clock, e.g. with ``ros2 bag play --clock``).
 
-A ``urdf``, ``config`` or ``actuators`` that names no file stops the launch before the node
-starts (status 1); the node is required: if it exits with an error, the launch shuts down
-(status 1).
+A ``urdf``, ``config``, ``actuators`` or ``friction`` that names no file stops the launch before
+the node starts (status 1); the node is required: if it exits with an error, the launch shuts
+down (status 1).
 """
 
 from launch import LaunchDescription
@@ -25,6 +27,9 @@ def _feedforward_node(context):
     actuators = LaunchConfiguration("actuators").perform(context)
     params = {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true"),
               "actuators": existing_file("actuators", actuators, "config", ".yaml")}
+    friction = LaunchConfiguration("friction").perform(context)
+    params["friction"] = friction if friction in ("", "urdf") else existing_file("friction", friction, "config",
+                                                                                 ".yaml")
     urdf = existing_file("urdf", LaunchConfiguration("urdf").perform(context), "urdf", ".urdf")
     if urdf:
         params["urdf_path"] = urdf
@@ -44,6 +49,9 @@ def generate_launch_description():
         DeclareLaunchArgument("xacro_args", default_value="", description="xacro arguments name:=value, space-separated"),
         DeclareLaunchArgument("config", default_value="feedforward", description="parameter YAML file or shipped name"),
         DeclareLaunchArgument("actuators", default_value="", description="actuator YAML file or shipped name (empty: rigid)"),
+        DeclareLaunchArgument("friction", default_value="",
+                              description="joint friction: urdf, a friction YAML file (e.g. analyze-bag's friction.yaml) "
+                                          "or shipped name (empty: none)"),
         DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),
         DeclareLaunchArgument("use_sim_time", default_value="false", description="follow /clock"),
         OpaqueFunction(function=_feedforward_node),

@@ -14,9 +14,10 @@ pytest.importorskip("rosbags")
 
 
 def _columns(path):
+    """{column name without a unit suffix: values} of a CSV file."""
     with open(path) as fh:
         rows = list(csv.reader(fh))
-    return {name: np.array([float(r[i]) for r in rows[1:]]) for i, name in enumerate(rows[0])}
+    return {name.split(" ")[0]: np.array([float(r[i]) for r in rows[1:]]) for i, name in enumerate(rows[0])}
 
 
 def _relative_rms(cols, prefix, truth, names):
@@ -103,24 +104,37 @@ def test_analyze_rejects_bad_input(panda_recording, panda_bags, iiwa):
         analysis.analyze_joint_states(panda_recording.model, states.select(0.0, 0.009))
 
 
-def test_windows_cover_every_sample_once():
-    for m in (20, 1999, 2000, 2999, 3000, 5001, 123457):
-        w = analysis._windows(m)
-        assert w[0][1] == 0 and w[-1][2] == m and all(a[2] == b[1] for a, b in zip(w, w[1:]))
-        assert all(fa <= lo < hi <= fb and hi - lo >= min(m, analysis.CHUNK // 2) for fa, lo, hi, fb in w)
+def test_segments_split_at_long_gaps_only():
+    t = np.r_[np.arange(100), np.arange(103, 200), np.arange(250, 400), np.arange(411, 420)] * 0.005
+    # the 3-period hole is bridged, the 50-period gap splits, the 9-sample tail joins its neighbour
+    assert analysis.fit_segments(t, 0.005) == [(0, 197), (197, 356)]
 
 
-def test_window_boundaries_jump_by_less_than_the_fit_error(panda_recording, panda_bags):
+def test_columns_of_samples_csv_may_carry_units(panda_recording, panda_bags, tmp_path):
+    """samples.csv is read by column name; a unit after a space (``tau0_j [N m]``) is allowed."""
+    out = tmp_path / "out"
     rec = panda_recording
-    states = read_joint_states(panda_bags["mcap"])
-    result = analysis.analyze_joint_states(rec.model, states, order=2, chunk=500)
-    tau = result.result.taujet
-    starts = np.array([w[1] for w in analysis._windows(len(rec.t), 500)[1:]])
-    assert len(starts) == 5
-    dt = rec.t[1] - rec.t[0]
-    for k in (0, 1):
-        # the step across a boundary minus the step the derivative explains (trapezoid)
-        jump = tau[starts, k] - tau[starts - 1, k] - dt * (tau[starts, k + 1] + tau[starts - 1, k + 1]) / 2
-        assert np.max(np.abs(jump) / np.ptp(rec.taujet[:, k], axis=0)) < [0.005, 0.01][k]
-    err = np.sqrt(np.mean((tau[:, 1] - rec.taujet[:, 1]) ** 2, axis=0)) / np.ptp(rec.taujet[:, 1], axis=0)
-    assert err.max() < 0.05
+    assert cli.main(["analyze-bag", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", str(out), "--end", "0.5",
+                     "--no-plot", "--no-derived-bag", "--no-progress"] + rec.locks) == 0
+    cols = _columns(out / "samples.csv")
+    for j in rec.model.joint_names:
+        for prefix in ("tau0", "tau1", "tau2", "effort", "residual"):
+            assert f"{prefix}_{j}" in cols
+    np.testing.assert_allclose(cols[f"residual_{j}"], cols[f"tau0_{j}"] - cols[f"effort_{j}"], atol=1e-8)
+
+
+def test_a_continuous_joint_reported_wrapped_is_unwrapped_before_the_fit():
+    import hod_dynamics as hd
+    from hod_dynamics.bag import JointStates
+    from test_friction import URDF
+
+    model = hd.RobotModel.from_urdf(URDF.format(dyn1="", dyn2="", dyn3=""))
+    t = np.arange(2000) / 500.0
+    q = np.column_stack([0.3 * np.sin(t), 1.5 * t, 0.1 + 0.05 * np.sin(2 * t)])   # j2 turns through 3 pi
+    wrapped = q.copy()
+    wrapped[:, 1] = np.angle(np.exp(1j * q[:, 1]))
+    stamps = 10**18 + np.round(t * 1e9).astype(np.int64)
+    states = JointStates("/js", model.joint_names, int(stamps[0]), stamps, t, wrapped, None, None)
+    result = analysis.analyze_joint_states(model, states, order=1, smoothing=0.0)
+    np.testing.assert_allclose(result.result.qjet[:, 1, 1], 1.5, atol=1e-6)
+    np.testing.assert_allclose(result.position[:, 1], q[:, 1], atol=1e-12)

@@ -80,5 +80,5 @@ def test_package_xml_declares_the_runtime_dependencies():
     assert root.get("format") == "3" and root.findtext("name") == "hod_dynamics"
     deps = {e.text for e in root.iter("exec_depend")}
     assert {"rclpy", "trajectory_msgs", "sensor_msgs", "std_msgs", "std_srvs", "python3-numpy",
-            "python3-scipy", "python3-yaml", "xacro"} <= deps
+            "python3-scipy", "python3-yaml", "urdfdom_py", "xacro"} <= deps
     assert root.find("export/build_type").text == "ament_python"

@@ -110,19 +110,26 @@ def test_holds_still_before_and_after_the_trajectory(harness):
     assert np.abs(p.velocities).max() == 0 and np.abs(p.accelerations).max() == 0
 
 
-def test_motor_references_match_the_actuator_layer(harness):
-    node = make_node(harness, publish_rate=100.0, actuators=SEA_YAML)
+def _drive(harness, node, topic, derivatives_topic, what):
+    """Publish the test motion to ``node``; returns (its Trajectory, up to 20 messages of
+    ``topic`` while moving, their times, the messages of ``derivatives_topic``)."""
     model = node.model
-    motor = harness.collect(JointTrajectory, f"{NS}/motor_reference")
-    motor_d = harness.collect(Float64MultiArray, f"{NS}/motor_derivatives")
+    messages = harness.collect(JointTrajectory, f"{NS}/{topic}")
+    derivatives = harness.collect(Float64MultiArray, f"{NS}/{derivatives_topic}")
     pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
     times, pos = motion(model)
     pub.publish(trajectory_msg(model.joint_names, times, pos))
-    wait_for(lambda: len(motor) > 40, 15, "motor references")
+    wait_for(lambda: len(messages) > 40, 15, what)
     traj = hd.Trajectory.from_waypoints(model.joint_names, times, pos, continuity=4)
+    moving = [m for m in messages if 0.05 < to_seconds(m.points[0].time_from_start) < 0.95][:20]
+    return traj, moving, np.array([to_seconds(m.points[0].time_from_start) for m in moving]), derivatives
+
+
+def test_motor_references_match_the_actuator_layer(harness):
+    node = make_node(harness, publish_rate=100.0, actuators=SEA_YAML)
+    model = node.model
+    traj, moving, t, motor_d = _drive(harness, node, "motor_reference", "motor_derivatives", "motor references")
     actuators = hd.load_actuators(__import__("yaml").safe_load(SEA_YAML), model)
-    moving = [m for m in motor if 0.05 < to_seconds(m.points[0].time_from_start) < 0.95][:20]
-    t = np.array([to_seconds(m.points[0].time_from_start) for m in moving])
     expected = hd.feedforward(model, traj, t, 2, actuators)
     got_theta = np.array([m.points[0].positions for m in moving])
     got_u = np.array([m.points[0].effort for m in moving])
@@ -130,6 +137,18 @@ def test_motor_references_match_the_actuator_layer(harness):
     np.testing.assert_allclose(got_u, expected.u, rtol=1e-9, atol=1e-9)
     assert not np.allclose(got_theta[:, 1], expected.qjet[:, 0, 1])  # the SEA joint deflects
     assert array_from_multiarray(motor_d[-1])[0].shape == (3, 7)
+
+
+def test_friction_parameter_adds_the_friction_jets(harness):
+    friction = "{friction: {iiwa_joint_1: {coulomb: 2.0, viscous: 0.5, offset: 0.1, v_s: 0.05}}}"
+    node = make_node(harness, publish_rate=100.0, friction=friction)
+    model = node.model
+    traj, moving, t, derivatives = _drive(harness, node, "feedforward", "torque_derivatives", "feedforward samples")
+    expected = hd.feedforward(model, traj, t, 2, friction=hd.load_friction(friction, model))
+    rigid = hd.feedforward(model, traj, t, 2)
+    np.testing.assert_allclose([m.points[0].effort for m in moving], expected.taujet[:, 0], rtol=1e-9, atol=1e-9)
+    assert np.abs(expected.taujet[:, :, 0] - rigid.taujet[:, :, 0]).max() > 0.1   # joint 1's friction shows
+    assert array_from_multiarray(derivatives[-1])[0].shape == (3, 7)
 
 
 def test_model_from_urdf_path_parameter(harness, tmp_path):

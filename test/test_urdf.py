@@ -373,3 +373,29 @@ def test_negative_mass_stays_an_error_in_every_mode():
     for mode in ("error", "warn", "off"):
         with pytest.raises(hd.ModelError, match=r"link 'a': negative mass -1.0 \(line 6\)"):
             hd.RobotModel.from_urdf(two_links(mass="-1"), inertia_check=mode)
+
+
+def test_repeated_elements_take_the_first_as_urdfdom_does_and_print_nothing(capsys):
+    """UFactory's generated xarm7.urdf repeats <origin> in two joints: urdfdom and urdf_parser_py
+    (which reads the values) take the first; urdf_parser_py's warning about it is not printed."""
+    first = '<origin rpy="0 0 0" xyz="0 0 0.15"/>'
+    text = _text(IIWA7).replace(first, first + '<origin rpy="1 0 0" xyz="0 0 9"/>', 1)
+    np.testing.assert_array_equal(hd.RobotModel.from_urdf(text).references, hd.RobotModel.from_urdf(IIWA7).references)
+    assert capsys.readouterr().err == ""
+
+
+def test_what_urdfdom_requires_is_named_with_its_line():
+    """<limit> without effort or velocity and <inertial> without <mass>: urdfdom (and so Pinocchio)
+    refuses them; the message names element, joint or link and line."""
+    text, line = _misspelling(IIWA7, '<limit effort="300" lower', f'<limit {_MARK}lower')
+    with pytest.raises(hd.ModelError, match=rf"^<limit> in joint 'iiwa_joint_1' \(line {line}\) has no effort attribute$"):
+        hd.RobotModel.from_urdf(text)
+    text, line = _misspelling(IIWA7, '<mass value="5"/>', f'{_MARK}')
+    with pytest.raises(hd.ModelError, match=r"^<inertial> in link 'iiwa_link_0' \(line \d+\) has no <mass> element$"):
+        hd.RobotModel.from_urdf(text)
+
+
+def test_an_axis_without_xyz_is_refused_with_its_line():
+    """The URDF specification requires xyz in <axis> (urdfdom would leave the axis zero)."""
+    with pytest.raises(hd.ModelError, match=r"^<axis> in joint 'j1' \(line 4\) has no xyz attribute$"):
+        hd.RobotModel.from_urdf(two_links().replace('<axis xyz="0 0 1"/>', "<axis/>"))

@@ -2,7 +2,7 @@
 alarm) and gives Pinocchio's tau, M, first-order partials and tau_dot to 1e-10.
 
 The corpus: every URDF of example-robot-data that Pinocchio parses (read from the installed
-package), the files of ``data/urdf_corpus`` (nine public repositories, see SOURCES.md), two
+package), the files of ``data/urdf_corpus`` (twenty public repositories, see SOURCES.md), two
 real xacro descriptions, and variants derived here from real files: a byte-order mark, CR LF
 line ends, blank lines before ``<?xml``, a default XML namespace, and identified-style
 inertias that are not positive semi-definite (the KUKA LWR of bullet3 with two link inertias
@@ -94,6 +94,30 @@ CASES = {
                                           corpus_text("sdformat/urdf_joint_parameters.urdf"), {}, 5),
     "variant: identified inertias (not PSD)": (_identified_lwr(), _identified_lwr(), {}, 7),
 }
+# Robot descriptions as vendors and users publish them (SOURCES.md): file -> expected n_dof.
+# Mimic joints are independent joints here and in Pinocchio's default model.
+PUBLISHED = {
+    "unitree_ros/z1.urdf": 6,  # Unitree Z1 arm: <dynamics damping friction>, transmissions
+    "legged_gym/cassie.urdf": 12,  # Agility Cassie as legged_gym ships it (a non-PSD base inertia)
+    "ros2_kortex/gen3_lite.urdf": 10,  # Kinova Gen3 lite: empty material names, zero axis on fixed joints
+    "ros2_kortex/GEN3-6DOF_NO-VISION_URDF_ARM_V01.urdf": 6,  # Kinova export: CR LF, version="1.0"
+    "turtlebot3/turtlebot3_burger.urdf": 2,  # ROBOTIS TurtleBot3: wheels without <limit>, xmlns:xacro
+    "SO-ARM100/so100.urdf": 6,  # The Robot Studio's SO-100 (LeRobot): several <visual>, a link and a joint named alike
+    "moveit_resources/panda.urdf": 9,  # Franka Panda as MoveIt ships it: franka <dynamics D K mu_*>, <mimic joint> only
+    "abb/irb120.urdf": 6,  # ROS-Industrial ABB IRB 120: kinematics only (no <inertial>), <material> in <collision>
+    "universal_robot/ur5_robot.urdf": 6,  # ROS-Industrial UR5 (2015): <transmission> with a bare <joint>
+    "motoman/sia5d.urdf": 7,  # ROS-Industrial Motoman SIA5D: kinematics only, 7 joints
+    "kuka_experimental/kr16_2.urdf": 6,  # ROS-Industrial KUKA KR 16-2: placeholder inertias as published
+    "kuka_experimental/lbr_iiwa_14_r820.urdf": 7,  # ROS-Industrial KUKA LBR iiwa 14: kinematics only
+    "fanuc/lrmate200id.urdf": 6,  # ROS-Industrial Fanuc LR Mate 200iD: kinematics only
+    "ros2_kortex/GEN3_URDF_V12_vision.urdf": 7,  # Kinova Gen3 7-DoF export: CR LF, rpy of 1e-36
+}
+CASES.update({f"{path[:-5]}": (corpus_path(path), None, {}, n) for path, n in PUBLISHED.items()})
+# Real files whose link inertias are not positive semi-definite: a warning naming each link.
+NOT_PSD = {
+    "variant: identified inertias (not PSD)": ["kuka_arm_3_link", "kuka_arm_5_link"],
+    "legged_gym/cassie": ["base"],  # ixz = 0.015 with principal moments of 1e-5
+}
 
 
 def _case(case_id):
@@ -145,11 +169,9 @@ def test_corpus_file_agrees_with_pinocchio(case_id, rng):
     ours, oracle, kwargs, n = _case(case_id)
     model, notes = _load(ours, kwargs)
     assert model.n_dof == n
-    if "identified" in case_id:
-        assert len(notes) == 2 and all("not positive semi-definite (principal moments" in m for m in notes)
-        assert "link 'kuka_arm_3_link'" in notes[0] and "link 'kuka_arm_5_link'" in notes[1]
-    else:
-        assert notes == []
+    links = NOT_PSD.get(case_id, [])
+    assert len(notes) == len(links) and all("not positive semi-definite (principal moments" in m for m in notes)
+    assert all(f"link '{link}'" in note for link, note in zip(links, notes))
     pinrobot = PinocchioRobot(oracle, model)
     if n == 0:
         check_zero_dof(model, pinrobot)

@@ -38,6 +38,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
 from ..backend import prepare_compiled_kernels, requested_backend
+from ..friction import load_friction
 from ..errors import HodDynamicsError, HodDynamicsWarning
 from ..feedforward import feedforward, profile, save_csv, save_npz, summary
 from ..model import RobotModel
@@ -66,6 +67,9 @@ PARAMETERS = (
     Spec("order", "integer", 2, "highest torque derivative streamed", range=(0, 8)),
     Spec("publish_rate", "double", 500.0, "stream rate", "Hz", range=(1.0, 10000.0)),
     Spec("actuators", "string", "", "actuator YAML file or inline YAML (empty: rigid joints)"),
+    Spec("friction", "string", "", "joint friction added to tau and its derivatives: X
+         "<dynamics> values), a friction YAML file (e.g. analyze-bag's friction.yaml) or inline YAML "
+         "(empty: none); see \"Joint friction\""),
     Spec("allow_extra_joints", "bool", False, "ignore trajectory joints not in the model"),
     Spec("initial_positions", "double_array", [], "held before the first trajectory (empty: silent)", "rad or m"),
     Spec("profile_rate", "double", 1000.0, "sample rate of ~/compute_profile", "Hz", False, (1.0, 100000.0)),
@@ -90,7 +94,7 @@ class FeedforwardNode(Node):
         self.order = self.get_parameter("order").value
         self.period = 1.0 / self.get_parameter("publish_rate").value
         self._lock = threading.Lock()
-        self.model = self.actuators = None
+        self.model = self.actuators = self.friction = None
         self.active = None        # (Trajectory in model order, start time in ns)
         self.pending = []         # [(start ns, Trajectory)] waiting for their start time
         self.latest = None        # the most recent valid trajectory (for ~/compute_profile)
@@ -155,7 +159,7 @@ class FeedforwardNode(Node):
         fault = StartupError if startup else HodDynamicsError
         p = {name: self._param(name) for name in ("root_link", "tip_links", "locked_joints",
                                                   "locked_positions", "gravity", "actuators",
-                                                  "initial_positions", "xacro_args", "strict")}
+                                                  "initial_positions", "xacro_args", "strict", "friction")}
         if len(p["locked_joints"]) != len(p["locked_positions"]):
             raise fault(f"parameters locked_joints {p['locked_joints']} and locked_positions "
                         f"{p['locked_positions']} differ in length")
@@ -180,6 +184,10 @@ class FeedforwardNode(Node):
             actuators = _actuators_from_parameter(p["actuators"], model)
         except HodDynamicsError as exc:
             raise fault(f"parameter actuators: {exc}") from None
+        try:
+            friction = load_friction(p["friction"] or None, model)
+        except HodDynamicsError as exc:
+            raise fault(f"parameter friction: {exc}") from None
         hold = None
         if p["initial_positions"]:
             hold = _hold_trajectory(model, p["initial_positions"], fault)
@@ -188,7 +196,7 @@ class FeedforwardNode(Node):
         except HodDynamicsError as exc:
             raise fault(str(exc)) from None
         with self._lock:
-            self.model, self.actuators = model, actuators
+            self.model, self.actuators, self.friction = model, actuators, friction
             if hold is not None:
                 self.active = (hold, self.get_clock().now().nanoseconds)
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
@@ -393,7 +401,7 @@ class FeedforwardNode(Node):
                 or not chunk[2] <= k < chunk[2] + len(chunk[3].t)):
             t = (k + np.arange(max(1, int(round(CHUNK_SECONDS / self.period))))) * self.period
             chunk = self._chunk = (traj, start, k, feedforward(model, traj, t, self.order, actuators,
-                                                               backend=self.backend))
+                                                               self.friction, backend=self.backend))
         return chunk[3], k - chunk[2]
 
     def _publish_sample(self, result, row, stamp):
@@ -433,7 +441,8 @@ class FeedforwardNode(Node):
     def _compute_profile(self, traj, model, actuators):
         rate_limits = self._param("effort_rate_limits") or None
         result, report = profile(model, traj, self.get_parameter("profile_rate").value, self.order,
-                                 actuators, effort_rate_limits=rate_limits, backend=self.backend)
+                                 actuators, effort_rate_limits=rate_limits, friction=self.friction,
+                                 backend=self.backend)
         q, tau = result.qjet, result.taujet
         stamp = self.get_clock().now().to_msg()
         self.pub_profile.publish(trajectory_msg(model.joint_names, result.t - traj.start, q[:, 0], q[:, 1],

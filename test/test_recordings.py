@@ -1,0 +1,169 @@
+"""analyze-bag on realistic recordings (see recordings.py): jittered stamps, dropped samples,
+a repeated stamp, quantised encoders, torque-sensor noise and joint friction."""
+
+import json
+
+import numpy as np
+import pytest
+
+from hod_dynamics import cli
+from hod_dynamics.analysis import analyze_joint_states
+from hod_dynamics.bag import read_joint_states
+from hod_dynamics.friction import load_friction
+
+from recordings import EFFORT_NOISE, Recording
+from test_analysis import _columns
+
+pytest.importorskip("rosbags")
+PARAMETERS = ("coulomb", "viscous", "offset")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two runs of the iiwa (different excitations): {seed: (Recording, jittered bag, exact-stamp bag)}."""
+    root = tmp_path_factory.mktemp("recordings")
+    out = {}
+    for seed in (1, 2):
+        rec = Recording(seed=seed)
+        out[seed] = (rec, rec.write(root / f"run{seed}"), rec.write(root / f"run{seed}_exact", exact=True))
+    return out
+
+
+@pytest.fixture(scope="module")
+def fitted(runs, tmp_path_factory):
+    """analyze-bag --friction fit on run 1 (jittered stamps): (out folder, printed text)."""
+    rec, bag, _ = runs[1]
+    out = tmp_path_factory.mktemp("fit") / "out"
+    import contextlib
+    import io
+
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        assert cli.main(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(out), "--friction", "fit",
+                         "--no-derived-bag", "--no-progress"]) == 0
+    return out, text.getvalue()
+
+
+def _per_joint_rms(a, b):
+    return np.sqrt(np.mean((a - b) ** 2, axis=0))
+
+
+def test_model_tau_and_tau_dot_equal_the_truth(runs, fitted):
+    rec = runs[1][0]
+    cols = _columns(fitted[0] / "samples.csv")
+    names = rec.model.joint_names
+    truth = rec.taujet + rec.friction_jet
+    measured_range = np.ptp(rec.effort, axis=0)
+    tau = np.column_stack([cols[f"tau0_{j}"] for j in names])
+    tau_dot = np.column_stack([cols[f"tau1_{j}"] for j in names])
+    assert len(tau) == len(rec.t)
+    np.testing.assert_allclose(cols["t"], rec.t, atol=1e-9)        # the grid, holes kept as holes
+    assert np.all(_per_joint_rms(tau, truth[:, 0]) < 0.01 * measured_range)
+    assert np.all(_per_joint_rms(tau_dot, truth[:, 1]) < 0.05 * np.ptp(truth[:, 1], axis=0))
+
+
+def test_fitted_friction_matches_the_truth_and_leaves_the_sensor_noise(runs, fitted):
+    rec = runs[1][0]
+    out, text = fitted
+    fitted_model = load_friction(str(out / "friction.yaml"), rec.model)
+    summary = json.loads((out / "summary.json").read_text())
+    for j, name in enumerate(rec.model.joint_names):
+        entry = summary["friction"]["joints"][name]
+        for key in PARAMETERS:
+            got, true = getattr(fitted_model, key)[j], getattr(rec.friction, key)[j]
+            assert abs(got - true) < max(0.1 * abs(true), 2 * entry[f"{key}_se"]), (name, key, got, true)
+        after = summary["joints"][name]["residual_rms"]
+        assert abs(after - EFFORT_NOISE) < 0.2 * EFFORT_NOISE, (name, after)
+        assert summary["joints"][name]["rigid_residual_rms"] > 2 * after
+    # the printed summary: time base, both residuals, the parameters with their standard errors
+    assert "time base: grid" in text and "26 gaps (31 samples missing" in text and "1 repeated stamps" in text
+    gaps = summary["time_base"]["gaps"]
+    assert "gaps (time: samples missing): " in text and text.count(" (+") == 26 and "15 s (+6)" in text
+    assert sum(g["missing"] for g in gaps) == 31 and max(g["missing"] for g in gaps) == 6
+    assert "rigid-body residual" in text and "with friction" in text and "coulomb 3.0" in text and "+-" in text
+    assert summary["time_base"]["source"] == "grid" and len(summary["time_base"]["gaps"]) == 26
+    assert (out / "friction.png").stat().st_size > 20000
+
+
+def test_exact_and_jittered_stamps_give_the_same_torques(runs):
+    rec, jittered, exact = runs[1]
+    a = analyze_joint_states(rec.model, read_joint_states(jittered))
+    b = analyze_joint_states(rec.model, read_joint_states(exact))
+    scale = np.sqrt(np.mean(np.ptp(rec.effort, axis=0) ** 2))
+    assert np.all(_per_joint_rms(a.result.taujet[:, 0], b.result.taujet[:, 0]) < 0.005 * scale)
+    # without a friction model the analysis says that the residual looks like friction
+    assert any("the residual of 7 joints follows the joint velocity like friction" in note for note in a.notes)
+    # the stamps as recorded (the old behaviour) give noise: the time base is what makes the difference
+    c = analyze_joint_states(rec.model, read_joint_states(jittered, time_base="header"))
+    truth = rec.taujet[:, 1] + rec.friction_jet[:, 1]
+    assert np.max(np.abs(c.result.taujet[:, 1]).max(axis=0) / np.abs(truth).max(axis=0)) > 2
+
+
+def test_friction_fitted_on_one_run_lowers_the_residual_of_another(runs, fitted, tmp_path, capsys):
+    rec, bag, _ = runs[2]
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(out), "--friction",
+                     str(fitted[0] / "friction.yaml"), "--no-plot", "--no-derived-bag", "--no-progress"]) == 0
+    assert "friction (friction.yaml)" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert not (out / "friction.yaml").exists()
+    for name, entry in summary["joints"].items():
+        assert entry["residual_rms"] < 0.5 * entry["rigid_residual_rms"], name
+        assert entry["residual_rms"] < 1.2 * EFFORT_NOISE, name
+
+
+def _error(args, capsys):
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("hod-dynamics: error: "), err
+    return err
+
+
+@pytest.mark.parametrize("yaml_text, words", [
+    ("friction:\n  iiwa_joint_8: {coulomb: 1, viscous: 0, offset: 0}\n", "unknown joints ['iiwa_joint_8']"),
+    ("friction:\n  iiwa_joint_2: {coulomb: 1, viscous: -0.5, offset: 0}\n", "'iiwa_joint_2': viscous must be >= 0"),
+    ("friction:\n  iiwa_joint_3: {coulomb: 1, offset: 0}\n", "'iiwa_joint_3': missing fields ['viscous']"),
+])
+def test_bad_friction_files_exit_2_with_one_line(runs, tmp_path, capsys, yaml_text, words):
+    rec, bag, _ = runs[2]
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml_text)
+    err = _error(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(tmp_path / "o"), "--friction", str(path),
+                  "--no-progress"], capsys)
+    assert words in err
+
+
+def test_friction_fit_without_efforts_exits_2_with_one_line(runs, tmp_path, capsys):
+    rec = runs[2][0]
+    bag = rec.write(tmp_path / "no_effort", effort=False)
+    err = _error(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(tmp_path / "o"), "--friction", "fit",
+                  "--no-progress"], capsys)
+    assert "friction 'fit' needs measured efforts" in err
+    err = _error(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(tmp_path / "o"), "--friction",
+                  str(tmp_path / "missing.yaml"), "--no-progress"], capsys)
+    assert "no such file" in err
+
+
+def test_no_library_warning_reaches_the_terminal(runs, tmp_path, capfd):
+    import warnings
+
+    rec, bag, _ = runs[2]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert cli.main(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(tmp_path / "o"), "--friction",
+                         "fit", "--no-plot", "--no-progress"]) == 0
+    assert caught == []
+    err = capfd.readouterr().err
+    assert "Warning" not in err and err == "", err
+
+
+def test_a_step_of_the_recording_clock_moves_no_sample(tmp_path):
+    rec = Recording(seed=3, duration=10.0, clock_step=(6.0, -2.5))     # NTP sets the PC clock back
+    states = read_joint_states(rec.write(tmp_path / "stepped"))
+    steps = states.time_base.clock_steps
+    # the first sample at or after 6 s follows the 6 samples dropped at 6.0 s
+    assert len(steps) == 1 and abs(steps[0]["t"] - 6.03) < 1e-4 and abs(steps[0]["jump"] + 2.5) < 1e-3
+    # the grid, its period fitted on the two stretches of stamps (to 1e-6 here)
+    np.testing.assert_allclose(states.t, rec.t, atol=1e-4)
+    result = analyze_joint_states(rec.model, states)
+    assert np.all(_per_joint_rms(result.result.taujet[:, 0], rec.taujet[:, 0]) < 0.01 * np.ptp(rec.effort, axis=0))
