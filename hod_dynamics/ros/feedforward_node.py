@@ -67,9 +67,9 @@ PARAMETERS = (
     Spec("order", "integer", 2, "highest torque derivative streamed", range=(0, 8)),
     Spec("publish_rate", "double", 500.0, "stream rate", "Hz", range=(1.0, 10000.0)),
     Spec("actuators", "string", "", "actuator YAML file or inline YAML (empty: rigid joints)"),
-    Spec("friction", "string", "", "joint friction added to tau and its derivatives: X
-         "<dynamics> values), a friction YAML file (e.g. analyze-bag's friction.yaml) or inline YAML "
-         "(empty: none); see \"Joint friction\""),
+    Spec("friction", "string", "", "joint friction added to tau and its derivatives: 'urdf' (the damping "
+         "and friction of the URDF joints' dynamics elements), a friction YAML file (e.g. analyze-bag's "
+         "friction.yaml) or inline YAML (empty: none); see \"Joint friction\""),
     Spec("allow_extra_joints", "bool", False, "ignore trajectory joints not in the model"),
     Spec("initial_positions", "double_array", [], "held before the first trajectory (empty: silent)", "rad or m"),
     Spec("profile_rate", "double", 1000.0, "sample rate of ~/compute_profile", "Hz", False, (1.0, 100000.0)),
