@@ -44,6 +44,16 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def stop(proc, executor, spinner):
+    """SIGINT to the node (it exits cleanly), then this client's executor, its thread (one left
+    running aborts the interpreter's exit) and rclpy."""
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    executor.shutdown()
+    spinner.join(timeout=10)
+    rclpy.try_shutdown()
+
+
 def node_command(args, urdf):
     exe = os.path.join(sys.prefix, "lib", "hod_dynamics", "feedforward_node")
     cmd = [exe] if os.access(exe, os.X_OK) else [sys.executable, "-m", "hod_dynamics.ros.feedforward_node"]
@@ -100,11 +110,7 @@ def first_sample(args):
         while not any("takes over" in line for _, line in log) and time.perf_counter() - t0 < 300:
             time.sleep(0.05)
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
-        executor.shutdown()
-        spinner.join(timeout=10)  # an executor thread left running aborts the interpreter's exit
-        rclpy.try_shutdown()
+        stop(proc, executor, spinner)
     over = next((t for t, line in log if "takes over" in line), None)
     logged = next((t for t, line in log if "ready: serving" in line), None)
     streaming = next((t for t, line in log if "first sample published" in line), None)
@@ -167,11 +173,7 @@ def main():
         time.sleep(args.seconds)
         n1, cpu1, t1 = len(arrivals), cpu_seconds(proc.pid), time.perf_counter()
     finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=20)
-        executor.shutdown()
-        spinner.join(timeout=10)  # an executor thread left running aborts the interpreter's exit
-        rclpy.try_shutdown()
+        stop(proc, executor, spinner)
     window = np.array(arrivals[n0:n1])
     dt = np.diff(window) * 1e3
     dstamp = np.diff(np.array(stamps[n0:n1], dtype=np.int64)) * 1e-6  # ms
