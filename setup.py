@@ -49,6 +49,7 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
+    py_modules=["hod_dynamics_nodes"],  # the executables' entry points (signals blocked first)
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/config/*.yaml", "data/trajectories/*"]},
     data_files=data_files,
     # urdf-parser-py reads the values of a URDF (after our validation pass has located and checked it)
@@ -58,5 +59,5 @@ setup(
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",
-    ] + [f"{name} = hod_dynamics.ros.{name}:main" for name in NODES]},
+    ] + [f"{name} = hod_dynamics_nodes:{name}" for name in NODES]},
 )

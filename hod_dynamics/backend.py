@@ -17,6 +17,7 @@ The compiled kernels release the GIL; large batches are split into chunks comput
 ``HOD_DYNAMICS_THREADS`` threads (default: the CPUs this process may run on; 1 disables it).
 """
 
+import importlib.util
 import os
 import threading
 import warnings
@@ -122,6 +123,32 @@ def resolve_backend(backend=None):
         raise InputError(f"{source}='numba' needs the numba package, which cannot be imported "
                          "(pip install numba)")
     return backend
+
+
+def requested_backend():
+    """What :func:`resolve_backend` would choose for the default backend, without importing
+    numba (which takes a second): ``"numba"`` when requested, or ``"auto"`` and numba is
+    installed; else ``"numpy"``. Raises InputError as resolve_backend does."""
+    backend = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto"
+    if backend not in BACKENDS:
+        raise InputError(f"{ENV_VAR} must be one of {BACKENDS}, got {backend!r}")
+    installed = kernels.cache_info().currsize or importlib.util.find_spec("numba") is not None
+    if backend == "numba" and not installed:
+        raise InputError(f"{ENV_VAR}='numba' needs the numba package (pip install \"hod_dynamics[fast]\")")
+    return "numba" if backend != "numpy" and installed else "numpy"
+
+
+def prepare_compiled_kernels(model, order):
+    """Compile (or load from numba's disk cache) the compiled kernels that
+    :func:`~hod_dynamics.time_derivatives` runs for ``model`` up to torque ``order``, one
+    sample and a batch, so that later calls do not wait for numba. Takes seconds on an empty
+    cache; meant for a background thread (a node serves from the numpy path meanwhile).
+    Raises InputError when numba is not installed."""
+    from .dynamics import time_derivatives
+
+    resolve_backend("numba")
+    for batch in (1, 2 * 16):  # the one-sample and the batched paths of the kernel
+        time_derivatives(model, np.zeros((batch, order + 3, model.n_dof)), order, backend="numba")
 
 
 def compute_threads():

@@ -68,7 +68,7 @@ class FeedforwardResult:
         return None if self.u is None else self.u / self.gear_ratio
 
 
-def feedforward(model, trajectory, t, order, actuators=None, friction=None):
+def feedforward(model, trajectory, t, order, actuators=None, friction=None, *, backend=None):
     """tau-jets and motor references along ``trajectory`` at times ``t``.
 
     ``model``: a :class:`RobotModel`; ``trajectory``: a :class:`Trajectory` whose joints
@@ -79,7 +79,8 @@ def feedforward(model, trajectory, t, order, actuators=None, friction=None):
     :func:`~hod_dynamics.actuators.load_actuators`; ``friction``: None (rigid body only),
     ``"urdf"``, a YAML path, a mapping or a :class:`~hod_dynamics.friction.FrictionModel`
     (see :func:`~hod_dynamics.friction.load_friction`): tau and its derivatives then include
-    the joint friction (the link-side torque an elastic actuator's spring must transmit).
+    the joint friction (the link-side torque an elastic actuator's spring must transmit);
+    ``backend``: as for :func:`~hod_dynamics.time_derivatives`.
     Returns a :class:`FeedforwardResult`.
     Raises :class:`TrajectoryError` if the trajectory is not smooth enough for ``order``.
     """
@@ -97,13 +98,13 @@ def feedforward(model, trajectory, t, order, actuators=None, friction=None):
     base = {}
     if model.floating:
         q, vjet = traj.floating_jet(model, t, inner + 2)
-        full = time_derivatives(model, q, vjet, inner, friction=fric)
+        full = time_derivatives(model, q, vjet, inner, friction=fric, backend=backend)
         qjet, taujet = joint_jet(q, vjet), full[..., 6:]
         base = dict(base_q=q[..., :7], base_vjet=vjet[..., :order + 2, :6],
                     base_wrench=full[..., :order + 1, :6])
     else:
         qjet = traj.jet(t, inner + 2)
-        taujet = time_derivatives(model, qjet, inner, friction=fric)
+        taujet = time_derivatives(model, qjet, inner, friction=fric, backend=backend)
     result = dict(joint_names=tuple(model.joint_names), t=t, qjet=qjet[..., :order + 3, :],
                   taujet=taujet[..., :order + 1, :], joint_types=tuple(model.joint_types), **base)
     if acts is None:
@@ -116,7 +117,8 @@ def feedforward(model, trajectory, t, order, actuators=None, friction=None):
 MAX_PROFILE_SAMPLES = 2_000_000
 
 
-def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limits=None, friction=None):
+def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limits=None, friction=None,
+            backend=None):
     """Feedforward over the whole span of ``trajectory`` sampled at ``rate`` Hz, and its limits.
 
     Returns ``(FeedforwardResult, LimitReport)``: samples at t = start + k / rate up to the end,
@@ -135,7 +137,7 @@ def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limit
                          f"(more than {MAX_PROFILE_SAMPLES}); lower the rate")
     t = traj.start + np.arange(count) / rate
     rows = 1 if effort_rate_limits is not None else 0  # tau' is needed to check rate limits
-    result = feedforward(model, traj, t, max(order, rows), actuators, friction)
+    result = feedforward(model, traj, t, max(order, rows), actuators, friction, backend=backend)
     report = limit_report(model, t, result.qjet, result.taujet, effort_rate_limits)
     if order < rows:
         result = FeedforwardResult(**{**result.__dict__, "qjet": result.qjet[:, :order + 3],

@@ -5,8 +5,11 @@ republished every ``period`` seconds.
     ros2 launch hod_dynamics demo.launch.py
     ros2 topic echo /hod_feedforward/motor_reference
 
-Arguments: ``actuators`` (default ``actuators_sea``), ``period`` (s, default 10.0),
-``use_sim_time`` (default false).
+Arguments: ``actuators`` (actuator YAML file or shipped name, default ``actuators_sea``),
+``period`` (s, default 10.0), ``use_sim_time`` (default false). The demo publisher sends its
+first trajectory once the node is ready (subscribed to ~/trajectory). An ``actuators`` that
+names no file stops the launch (status 1); both nodes are required: if one exits with an
+error, the launch shuts down (status 1).
 """
 
 import os
@@ -17,12 +20,12 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from hod_dynamics.ros.launch_support import existing_file, required
+
 
 def _nodes(context):
     share = get_package_share_directory("hod_dynamics")
-    actuators = LaunchConfiguration("actuators").perform(context)
-    if actuators and not os.path.isfile(actuators):
-        actuators = os.path.join(share, "config", f"{actuators}.yaml")
+    actuators = existing_file("actuators", LaunchConfiguration("actuators").perform(context), "config", ".yaml")
     sim = LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true")
     feedforward = Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
                        output="screen",
@@ -34,7 +37,7 @@ def _nodes(context):
                      parameters=[{"trajectory": "iiwa14_demo", "topic": "/hod_feedforward/trajectory",
                                   "period": float(LaunchConfiguration("period").perform(context)),
                                   "use_sim_time": sim}])
-    return [feedforward, publisher]
+    return required(feedforward, "hod_feedforward") + required(publisher, "hod_demo_trajectory")
 
 
 def generate_launch_description():

@@ -9,40 +9,38 @@ YAML file, or the name of one in share/hod_dynamics/config such as ``actuators_s
 rigid joints), ``friction`` (``urdf``, a friction YAML file such as analyze-bag's friction.yaml, or
 the name of one in share/hod_dynamics/config; empty: no friction), ``namespace``, ``use_sim_time``
 (follow /clock, e.g. with ``ros2 bag play --clock``).
+
+A ``urdf``, ``config``, ``actuators`` or ``friction`` that names no file stops the launch before
+the node starts (status 1); the node is required: if it exits with an error, the launch shuts
+down (status 1).
 """
 
-import os
-
-from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-
-def _config_file(name, share):
-    """A file path, or the name of a YAML file shipped in share/hod_dynamics/config."""
-    if not name or os.path.isfile(name):
-        return name
-    return os.path.join(share, "config", name if name.endswith(".yaml") else f"{name}.yaml")
+from hod_dynamics.ros.launch_support import existing_file, required
 
 
 def _feedforward_node(context):
-    share = get_package_share_directory("hod_dynamics")
-    urdf = LaunchConfiguration("urdf").perform(context)
+    actuators = LaunchConfiguration("actuators").perform(context)
     params = {"use_sim_time": LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true"),
-              "actuators": _config_file(LaunchConfiguration("actuators").perform(context), share)}
+              "actuators": existing_file("actuators", actuators, "config", ".yaml")}
     friction = LaunchConfiguration("friction").perform(context)
-    params["friction"] = friction if friction in ("", "urdf") else _config_file(friction, share)
+    params["friction"] = friction if friction in ("", "urdf") else existing_file("friction", friction, "config",
+                                                                                 ".yaml")
+    urdf = existing_file("urdf", LaunchConfiguration("urdf").perform(context), "urdf", ".urdf")
     if urdf:
         params["urdf_path"] = urdf
     xacro_args = LaunchConfiguration("xacro_args").perform(context).split()
     if xacro_args:
         params["xacro_args"] = xacro_args
-    config = _config_file(LaunchConfiguration("config").perform(context), share)
-    return [Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
-                 namespace=LaunchConfiguration("namespace"), output="screen",
-                 parameters=[config or os.path.join(share, "config", "feedforward.yaml"), params])]
+    config = LaunchConfiguration("config").perform(context) or "feedforward"
+    config = existing_file("config", config, "config", ".yaml")
+    node = Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
+                namespace=LaunchConfiguration("namespace"), output="screen", parameters=[config, params])
+    return required(node, "hod_feedforward")
 
 
 def generate_launch_description():

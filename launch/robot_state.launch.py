@@ -9,31 +9,33 @@ iiwa14), ``urdf`` (a URDF or xacro file that overrides ``robot``), ``xacro_args`
 arguments ``name:=value`` separated by spaces; a ``.xacro`` file is expanded with the xacro
 package), ``namespace``, ``use_sim_time``.
 The hod_dynamics nodes read their model from this topic when no parameter gives one.
+
+Needs the ``robot_state_publisher`` package (``sudo apt install ros-<distro>-robot-state-publisher``;
+it is not part of this package nor of the pip route). A ``robot``/``urdf`` that names no file
+stops the launch (status 1); robot_state_publisher is required: if it exits with an error, the
+launch shuts down (status 1).
 """
 
-import os
-
-from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
+from hod_dynamics.ros.launch_support import existing_file, required
 from hod_dynamics.urdf import read_urdf_text, xacro_args_from_strings
 
 
 def _robot_state_publisher(context):
-    urdf = LaunchConfiguration("urdf").perform(context)
-    if not urdf:
-        robot = LaunchConfiguration("robot").perform(context)
-        urdf = os.path.join(get_package_share_directory("hod_dynamics"), "urdf", f"{robot}.urdf")
+    urdf = (existing_file("urdf", LaunchConfiguration("urdf").perform(context), "urdf", ".urdf")
+            or existing_file("robot", LaunchConfiguration("robot").perform(context), "urdf", ".urdf"))
     xacro_args = xacro_args_from_strings(LaunchConfiguration("xacro_args").perform(context).split(),
                                          "launch argument xacro_args")
     description = read_urdf_text(urdf, xacro_args=xacro_args)  # a .xacro is expanded
     use_sim_time = LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true")
-    return [Node(package="robot_state_publisher", executable="robot_state_publisher",
-                 namespace=LaunchConfiguration("namespace"), output="screen",
-                 parameters=[{"robot_description": description, "use_sim_time": use_sim_time}])]
+    node = Node(package="robot_state_publisher", executable="robot_state_publisher",
+                namespace=LaunchConfiguration("namespace"), output="screen",
+                parameters=[{"robot_description": description, "use_sim_time": use_sim_time}])
+    return required(node, "robot_state_publisher")
 
 
 def generate_launch_description():

@@ -89,7 +89,7 @@ def test_node_strict_parameter(harness, tmp_path, capfd):
     from hod_dynamics.ros.process import StartupError
 
     path, line = _misspelt_iiwa(tmp_path)
-    with pytest.raises(StartupError, match=rf"invalid robot model: '.*iiwa7.urdf': unknown element <axs> in joint 'iiwa_joint_1' \(line {line}\)"):
+    with pytest.raises(StartupError, match=rf"invalid robot model \(parameter urdf_path .*iiwa7.urdf\): '.*iiwa7.urdf': unknown element <axs> in joint 'iiwa_joint_1' \(line {line}\)"):
         _node(harness, urdf_path=str(path))
     node = _node(harness, urdf_path=str(path), strict=False)
     assert node.model.n_dof == 7

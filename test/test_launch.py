@@ -55,14 +55,17 @@ def test_feedforward_parameter_file_matches_the_node():
 
     data = yaml.safe_load(open(os.path.join(ROOT, "hod_dynamics", "data", "config", "feedforward.yaml"), encoding="utf-8"))
     params = data["/**"]["ros__parameters"]
-    assert set(params) <= set(PARAMETERS), set(params) - set(PARAMETERS)
+    names = {spec.name for spec in PARAMETERS}
+    assert set(params) <= names, set(params) - names
 
 
 def test_actuator_configs_load_for_the_shipped_robot():
     import hod_dynamics as hd
 
     model = hd.load_robot("iiwa14")
-    for path in glob.glob(os.path.join(ROOT, "config", "actuators_*.yaml")):
+    paths = glob.glob(os.path.join(ROOT, "hod_dynamics", "data", "config", "actuators_*.yaml"))
+    assert len(paths) >= 2, "the shipped actuator configurations are missing"
+    for path in paths:
         assert hd.load_actuators(path, model).elastic.any(), path
 
 
@@ -75,3 +78,42 @@ def test_launch_descriptions_build_where_launch_ros_is_installed(monkeypatch):
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         assert module.generate_launch_description().entities
+
+
+# -- ros2 launch itself, where ros2launch is installed --------------------------------------------
+LAUNCH_ERRORS = [  # (launch file, arguments, text of the error line)
+    ("feedforward.launch.py", ["config:=nope"], "launch argument config:=nope: no such file"),
+    ("feedforward.launch.py", ["urdf:=/nonexistent/robot.urdf"], "launch argument urdf:=/nonexistent/robot.urdf"),
+    ("demo.launch.py", ["actuators:=nope"], "launch argument actuators:=nope: no such file"),
+    ("feedforward.launch.py", ["urdf:={bad_urdf}"], "required node hod_feedforward exited with code 1"),
+]
+
+
+@pytest.mark.parametrize("launch_file, args, expected", LAUNCH_ERRORS, ids=lambda v: str(v)[:40])
+def test_ros2_launch_stops_with_status_1_on_a_bad_argument(launch_file, args, expected, tmp_path):
+    """A launch argument naming no file, or a required node that cannot start: ros2 launch
+    prints the reason and exits 1 (nothing keeps running)."""
+    pytest.importorskip("ros2launch", reason="ros2launch is not installed (no ROS 2 system)")
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot name='x'><link name='a'/><joint name='j' type='revolute'>")
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ros2"), "launch", "hod_dynamics", launch_file]
+    proc = subprocess.run(cmd + [a.format(bad_urdf=bad) for a in args], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert expected in proc.stdout + proc.stderr
+
+
+def test_readme_lists_every_node_parameter_as_the_nodes_declare_them():
+    """The README's parameter tables are the nodes' parameter tables (names, types, defaults,
+    ranges, units, read-only flags): regenerate them with parameters.markdown_table."""
+    pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels) not installed")
+    from hod_dynamics.ros.demo_trajectory_publisher import PARAMETERS as DEMO
+    from hod_dynamics.ros.feedforward_node import PARAMETERS as FEEDFORWARD
+    from hod_dynamics.ros.parameters import markdown_table
+
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    for specs in (FEEDFORWARD, DEMO):
+        assert markdown_table(specs) in readme, markdown_table(specs)

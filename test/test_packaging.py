@@ -66,6 +66,11 @@ def test_colcon_build_layout(tmp_path):
         assert (prefix / "share" / "hod_dynamics" / rel).is_file(), rel
     assert (prefix / "share" / "ament_index" / "resource_index" / "packages" / "hod_dynamics").is_file()
     assert (prefix / "lib" / "hod_dynamics" / "hod-dynamics").is_file()
+    # the colcon executables run the nodes through hod_dynamics_nodes (signals blocked first)
+    site = next(prefix.glob("lib/python*/site-packages"))
+    node = subprocess.run([str(prefix / "lib" / "hod_dynamics" / "feedforward_node"), "--ros-args", "-p", "order:=12"],
+                          env=dict(os.environ, PYTHONPATH=str(site)), capture_output=True, text=True, timeout=120)
+    assert node.returncode == 1 and "[FATAL]" in node.stderr and "parameter order" in node.stderr, node.stderr
 
 
 def test_package_xml_declares_the_runtime_dependencies():

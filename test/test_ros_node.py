@@ -314,7 +314,7 @@ def test_installed_node_exits_cleanly_on_an_invalid_urdf():
     proc = _run_node(["-p", "robot_description:=<robot name='x'><link name='a'/><joint name='j' type='revolute'>"])
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 1
-    assert "invalid robot model: malformed URDF" in out + err
+    assert "invalid robot model (parameter robot_description): malformed URDF" in out + err
     assert "Traceback" not in out + err
 
 
@@ -388,7 +388,7 @@ def test_low_orders_with_elastic_joints_still_give_full_motor_references(harness
 def test_run_time_parameters_are_checked(harness):
     node = make_node(harness)
     result = node.set_parameters([Parameter("effort_rate_limits", value=[1.0, 2.0])])[0]
-    assert not result.successful and "needs 7 values" in result.reason
+    assert not result.successful and "expected 7 values >= 0" in result.reason
     assert node.set_parameters([Parameter("effort_rate_limits", value=[100.0] * 7)])[0].successful
     result = node.set_parameters([Parameter("order", value=3)])[0]
     assert not result.successful  # read-only
@@ -427,20 +427,6 @@ def test_a_node_whose_callback_raises_exits_with_code_1(tmp_path):
     assert "stopped by an error in a callback: RuntimeError('boom')" in output
 
 
-def test_a_signal_before_the_executor_thread_starts_is_a_clean_exit(tmp_path):
-    """process.run: SIGINT may arrive while the node is still starting, before the executor
-    thread runs (a slow machine); that is a clean stop (0), not a traceback and exit 1."""
-    code, output = _run_script(tmp_path / "early_signal.py",
-                               "from hod_dynamics.ros import process\n"
-                               "def interrupted(self):\n"
-                               "    raise KeyboardInterrupt  # SIGINT landing just before start()\n"
-                               "process._Spinner.start = interrupted\n"
-                               "sys.exit(process.run(lambda: Node('hod_early_node'), "
-                               "'hod_early_node'))\n")
-    assert code == 0, output
-    assert "Traceback" not in output
-
-
 def _run_script(path, body):
     """Run a Python script (``import sys`` and rclpy's ``Node`` given) as its own process;
     returns (exit code, stdout + stderr)."""
@@ -458,3 +444,101 @@ def test_demo_publisher_republishes_every_period(harness):
                                                parameter_overrides=[Parameter("period", value=0.2)]))
     wait_for(lambda: len(got) >= 3, 10, "three publications")
     assert demo.sent >= 3 and len(got[-1].points) == 5
+
+
+# -- parameters through the services ros2 param uses ---------------------------------------------
+def _parameter_values(harness, node_name):
+    """{name: ParameterValue} of every parameter of a node, from list_parameters then
+    get_parameters (what ``ros2 param dump`` does)."""
+    from rcl_interfaces.srv import GetParameters, ListParameters
+
+    names = harness.call(ListParameters, f"/{node_name}/list_parameters", ListParameters.Request()).result.names
+    values = harness.call(GetParameters, f"/{node_name}/get_parameters", GetParameters.Request(names=names)).values
+    assert len(values) == len(names), f"get_parameters answered {len(values)} values for {len(names)} names"
+    return dict(zip(names, values))
+
+
+def test_every_declared_parameter_has_a_value_through_the_services(harness):
+    from rcl_interfaces.msg import ParameterType
+
+    from hod_dynamics.ros.demo_trajectory_publisher import PARAMETERS as DEMO, DemoTrajectoryPublisher
+    from hod_dynamics.ros.feedforward_node import PARAMETERS as FEEDFORWARD
+
+    make_node(harness)
+    harness.add(DemoTrajectoryPublisher(context=harness.context))
+    for node_name, specs in (("hod_feedforward", FEEDFORWARD), ("hod_demo_trajectory", DEMO)):
+        values = _parameter_values(harness, node_name)
+        assert {s.name for s in specs} <= set(values), {s.name for s in specs} - set(values)
+        unset = [name for name, v in values.items() if v.type == ParameterType.PARAMETER_NOT_SET]
+        assert not unset, f"{node_name}: no value for {unset}"
+    values = _parameter_values(harness, "hod_feedforward")
+    assert list(values["gravity"].double_array_value) == [0.0, 0.0, -9.81]
+    assert values["publish_rate"].double_value == 500.0 and values["order"].integer_value == 2
+
+
+def test_effort_rate_limits_are_set_and_cleared_as_ros2_param_does(harness):
+    """``ros2 param set ... '[..]'`` sends a double array, ``'[]'`` an empty bool array,
+    ``ros2 param delete`` a NOT_SET value; the profile follows the parameter."""
+    from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    node = make_node(harness, profile_rate=200.0)
+    name = f"{NS}/set_parameters"
+
+    def send(value):
+        request = SetParameters.Request(parameters=[ParameterMsg(name="effort_rate_limits", value=value)])
+        return harness.call(SetParameters, name, request).results[0]
+
+    pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
+    times, pos = motion(node.model, duration=0.4, amplitude=1.5)  # fast: violates small rate limits
+    pub.publish(trajectory_msg(node.model.joint_names, times, pos))
+    wait_for(lambda: node.latest is not None, 10, "the trajectory")
+
+    def violations():
+        summary = json.loads(harness.call(Trigger, f"{NS}/compute_profile", Trigger.Request()).message)
+        return summary["effort_rate_limit_violations"]
+
+    assert violations() == []
+    result = send(ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=[1.0] * 7))
+    assert result.successful, result.reason
+    assert len(violations()) == 7 and _parameter_values(harness, "hod_feedforward")[
+        "effort_rate_limits"].double_array_value.tolist() == [1.0] * 7
+    result = send(ParameterValue(type=ParameterType.PARAMETER_DOUBLE_ARRAY, double_array_value=[1.0] * 3))
+    assert not result.successful and "expected 7 values" in result.reason
+    result = send(ParameterValue(type=ParameterType.PARAMETER_STRING_ARRAY, string_array_value=["a"] * 7))
+    assert not result.successful and "parameter effort_rate_limits: expected a list of numbers" in result.reason
+    result = send(ParameterValue(type=ParameterType.PARAMETER_NOT_SET))  # ros2 param delete
+    assert not result.successful and "set [] to clear it" in result.reason
+    result = send(ParameterValue(type=ParameterType.PARAMETER_BOOL_ARRAY, bool_array_value=[]))  # '[]'
+    assert result.successful, result.reason
+    assert violations() == [] and node.get_parameter("effort_rate_limits").value == []
+    assert "effort_rate_limits" in _parameter_values(harness, "hod_feedforward")
+
+
+def test_effort_command_is_advertised_only_while_enabled(harness):
+    node = make_node(harness, publish_rate=100.0, initial_positions=[0.1] * 7)
+    topic = f"{NS}/effort_command"
+    assert harness.client.count_publishers(topic) == 0
+    assert node.set_parameters([Parameter("publish_effort_command", value=True)])[0].successful
+    got = harness.collect(Float64MultiArray, topic)
+    wait_for(lambda: len(got) > 2, 10, "effort commands")
+    gravity = hd.inverse_dynamics(node.model, [0.1] * 7, np.zeros(7), np.zeros(7))
+    np.testing.assert_allclose(got[-1].data, gravity, rtol=1e-12, atol=1e-12)
+    assert node.set_parameters([Parameter("publish_effort_command", value=False)])[0].successful
+    wait_for(lambda: harness.client.count_publishers(topic) == 0, 10, "~/effort_command to be withdrawn")
+
+
+def test_a_single_point_with_a_nan_is_named_as_point_0(harness):
+    node = make_node(harness, publish_rate=50.0, initial_positions=[0.0] * 7)
+    pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
+    target = np.full((1, 7), 0.3)
+    target[0, 2] = np.nan
+    pub.publish(trajectory_msg(node.model.joint_names, [0.5], target))
+    wait_for(lambda: node.stats["rejected"] == 1, 10, "the rejection")
+    assert node.stats["last_rejection"] == "waypoint 0, joint 'iiwa_joint_3': position nan is not finite"
+
+
+def test_a_misspelt_parameter_is_named_in_a_warning(harness):
+    node = make_node(harness, publish_rat=100.0, use_sim_time=False)
+    assert node.get_parameter("publish_rate").value == 500.0
+    assert node.unknown_parameters == ["publish_rat"]  # logged as one WARN line

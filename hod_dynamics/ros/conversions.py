@@ -24,13 +24,16 @@ def duration(seconds):
     return Duration(sec=sec, nanosec=nanosec)
 
 
+_SINGULAR = {"positions": "position", "velocities": "velocity", "accelerations": "acceleration"}
+
+
 def waypoints_from_msg(msg):
     """Waypoints of a trajectory_msgs/JointTrajectory.
 
     Returns ``(joint_names, times (N,), positions (N, n), velocities, accelerations)`` with the
     last two (N, n) or None when the message does not fill them. Raises
     :class:`TrajectoryError` naming the point at fault (no points, wrong lengths, a field
-    filled in some points only).
+    filled in some points only, a value that is not finite).
     """
     names = list(msg.joint_names)
     n = len(names)
@@ -46,6 +49,11 @@ def waypoints_from_msg(msg):
             if length != n:
                 raise TrajectoryError(f"point {k}: {length} {field} for {n} joint names {names}")
         fields[field] = np.array([getattr(p, field) for p in msg.points], dtype=float)
+        bad = np.argwhere(~np.isfinite(fields[field]))
+        if bad.size:  # named here, by the message's own point index (the node may prepend one)
+            k, j = bad[0]
+            raise TrajectoryError(f"waypoint {k}, joint '{names[j]}': {_SINGULAR[field]} "
+                                  f"{fields[field][k, j]} is not finite")
     times = np.array([to_seconds(p.time_from_start) for p in msg.points])
     return names, times, fields["positions"], fields["velocities"], fields["accelerations"]
 

@@ -1,21 +1,26 @@
 """``demo_trajectory_publisher`` (node ``hod_demo_trajectory``): publishes a waypoint trajectory
 (a shipped demo or a YAML file) as trajectory_msgs/JointTrajectory for the feedforward node.
 
-Parameters: ``trajectory`` (string, shipped name or YAML path, default ``iiwa14_demo``),
-``topic`` (string, default ``/hod_feedforward/trajectory``), ``period`` (double, s: republish
-every period; 0 publishes once). It waits for a subscriber before the first message; the
+Parameters: see PARAMETERS. It publishes only once a subscriber exists: the feedforward node
+subscribes to ``~/trajectory`` only when it is ready to serve, so this waits for readiness. The
 message's header stamp is zero, so the receiver starts it on arrival.
 """
 
-import sys
 
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory
 
+from ..errors import HodDynamicsError
 from ..trajectory import load_trajectory
 from .conversions import trajectory_msg
-from .process import run
+from .parameters import Spec, declare, value_of
+from .process import StartupError, exit_process, run
+
+PARAMETERS = (
+    Spec("trajectory", "string", "iiwa14_demo", "shipped trajectory name or waypoint YAML file"),
+    Spec("topic", "string", "/hod_feedforward/trajectory", "where to publish"),
+    Spec("period", "double", 0.0, "republish period (0: once)", "s", range=(0.0, 86400.0)),
+)
 
 
 class DemoTrajectoryPublisher(Node):
@@ -23,18 +28,19 @@ class DemoTrajectoryPublisher(Node):
 
     def __init__(self, **kwargs):
         super().__init__("hod_demo_trajectory", **kwargs)
-        self.declare_parameter("trajectory", "iiwa14_demo", ParameterDescriptor(
-            description="shipped trajectory name or YAML file", read_only=True))
-        self.declare_parameter("topic", "/hod_feedforward/trajectory", ParameterDescriptor(
-            description="where to publish", read_only=True))
-        self.declare_parameter("period", 0.0, ParameterDescriptor(
-            description="republish period in s (0: once)", read_only=True))
-        traj = load_trajectory(self.get_parameter("trajectory").value)
+        declare(self, PARAMETERS)
+        p = {spec.name: value_of(self, spec) for spec in PARAMETERS}
+        try:
+            traj = load_trajectory(p["trajectory"])
+        except (HodDynamicsError, OSError) as exc:
+            raise StartupError(f"parameter trajectory: {exc}") from None
         t = traj.waypoint_times
         self.message = trajectory_msg(traj.joint_names, t, traj(t))
-        self.publisher = self.create_publisher(JointTrajectory, self.get_parameter("topic").value, 10)
+        self.publisher = self.create_publisher(JointTrajectory, p["topic"], 10)
         self.sent = 0
-        self.period = self.get_parameter("period").value
+        self.period = p["period"]
+        self.get_logger().info(f"waiting for the subscriber on {self.publisher.topic_name} (the feedforward "
+                               "node subscribes once it is ready)")
         self.timer = self.create_timer(0.1, self._maybe_publish)  # until a subscriber shows up
 
     def _maybe_publish(self):
@@ -56,4 +62,4 @@ def main(args=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

@@ -6,82 +6,79 @@ Interface (``~`` = the node's namespace, see README "ROS 2 interface" for types 
 - robot model from parameter ``robot_description`` (URDF XML), else parameter ``urdf_path``,
   else topic ``robot_description`` (relative: ``/robot_description`` without a namespace;
   std_msgs/String, transient local);
-- subscribes ``~/trajectory`` (trajectory_msgs/JointTrajectory);
+- once it has a model it is *ready*: it subscribes ``~/trajectory``
+  (trajectory_msgs/JointTrajectory) and offers the service ``~/compute_profile``
+  (std_srvs/Trigger, publishing ``~/torque_profile`` and ``~/torque_profile_derivatives``,
+  transient local); with numba, the compiled kernels are prepared in a background thread and
+  take over from the numpy path when ready;
 - publishes ``~/feedforward``, ``~/torque_derivatives``, ``~/motor_reference``,
-  ``~/motor_derivatives``, optionally ``~/effort_command``, and ``/diagnostics``;
-- service ``~/compute_profile`` (std_srvs/Trigger) publishing ``~/torque_profile`` and
-  ``~/torque_profile_derivatives`` (transient local).
+  ``~/motor_derivatives``, ``~/effort_command`` (only while ``publish_effort_command``), and
+  ``/diagnostics``.
 
-Bad input never stops the node: a rejected trajectory is logged in one line, counted in the
-diagnostics, and the current trajectory goes on. Only an invalid robot model given by
-parameter ends the node (exit code 1, one fatal log line).
+Parameters: PARAMETERS. Bad input never stops the node: a rejected trajectory is logged in
+one line, counted in the diagnostics, and the current trajectory goes on. A node that cannot
+start (a parameter, the model or the actuators given by parameter) logs one FATAL line naming
+the parameter and exits with code 1 (:mod:`.process`).
 """
 
 import json
 import os
-import sys
 import threading
 import time
 import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor, ParameterType,
-                               SetParametersResult)
-from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.time import Time
-from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
+from ..backend import compile_notice, prepare_compiled_kernels, requested_backend
 from ..robots import urdf_source
 from ..friction import load_friction
-from ..backend import resolve_backend
 from ..errors import HodDynamicsError, HodDynamicsWarning
-from ..dynamics import time_derivatives
 from ..trajectory_feedforward import feedforward, profile, save_csv, save_npz, summary
 from ..model import RobotModel
 from ..urdf import xacro_args_from_strings
 from ..msgfields import stamp_ns
 from ..trajectory import Trajectory
 from .conversions import multiarray, trajectory_msg, waypoints_from_msg
-from .process import StartupError, run
+from .parameters import Spec, checker as parameter_checker, declare as declare_parameters, value_of as parameter_value
+from .process import StartupError, exit_process, run
 
 NODE_NAME = "hod_feedforward"
 CHUNK_SECONDS = 0.1  # streamed samples computed ahead per vectorised call
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
 
-# name: (type, default, description, read_only, range)
-PARAMETERS = {
-    "robot_description": (ParameterType.PARAMETER_STRING, "", "URDF XML of the robot (first source)", True, None),
-    "urdf_path": (ParameterType.PARAMETER_STRING, "", "URDF or xacro file, or shipped robot name (second source; else the robot_description topic)", True, None),
-    "xacro_args": (ParameterType.PARAMETER_STRING_ARRAY, None, "xacro arguments name:=value", True, None),
-    "strict": (ParameterType.PARAMETER_BOOL, True, "unknown URDF elements/attributes are errors (false: warnings)", True, None),
-    "root_link": (ParameterType.PARAMETER_STRING, "", "link fixed to the world (default: URDF root)", True, None),
-    "tip_links": (ParameterType.PARAMETER_STRING_ARRAY, None, "keep only the chains to these links", True, None),
-    "locked_joints": (ParameterType.PARAMETER_STRING_ARRAY, None, "joints frozen rigidly", True, None),
-    "locked_positions": (ParameterType.PARAMETER_DOUBLE_ARRAY, None, "positions of locked_joints (rad or m)", True, None),
-    "gravity": (ParameterType.PARAMETER_DOUBLE_ARRAY, [0.0, 0.0, -9.81], "gravity in the root frame (m/s^2)", True, None),
-    "order": (ParameterType.PARAMETER_INTEGER, 2, "highest torque derivative streamed", True, (0, 8)),
-    "publish_rate": (ParameterType.PARAMETER_DOUBLE, 500.0, "stream rate (Hz)", True, (1.0, 10000.0)),
-    "actuators": (ParameterType.PARAMETER_STRING, "", "actuator YAML file, shipped name (actuators_sea) or inline YAML (empty: rigid)", True, None),
-    "friction": (ParameterType.PARAMETER_STRING, "", "joint friction: 'urdf', a YAML file or inline YAML (empty: none)", True, None),
-    "allow_extra_joints": (ParameterType.PARAMETER_BOOL, False, "ignore trajectory joints not in the model", True, None),
-    "initial_positions": (ParameterType.PARAMETER_DOUBLE_ARRAY, None, "held before the first trajectory (unset: silent)", True, None),
-    "profile_rate": (ParameterType.PARAMETER_DOUBLE, 1000.0, "sample rate of ~/compute_profile (Hz)", False, (1.0, 100000.0)),
-    "profile_dir": (ParameterType.PARAMETER_STRING, "", "folder for profile CSV/NPZ files (empty: none)", False, None),
-    "effort_rate_limits": (ParameterType.PARAMETER_DOUBLE_ARRAY, None, "|tau_dot| limits per joint (N m/s; unset: none)", False, None),
-    "publish_effort_command": (ParameterType.PARAMETER_BOOL, False, "also publish ~/effort_command (tau)", False, None),
-}
-# Parameters with default None are declared by type only (ROS cannot type an empty list): unset
-# means empty.
-_PARAMETER_TYPES = {ParameterType.PARAMETER_STRING_ARRAY: Parameter.Type.STRING_ARRAY,
-                    ParameterType.PARAMETER_DOUBLE_ARRAY: Parameter.Type.DOUBLE_ARRAY}
+PARAMETERS = (
+    Spec("robot_description", "string", "", "URDF XML of the robot (first source)"),
+    Spec("urdf_path", "string", "", "URDF or xacro file, or a shipped robot name (second source; else the robot_description topic)"),
+    Spec("xacro_args", "string_array", [], "xacro arguments name:=value for a .xacro urdf_path"),
+    Spec("strict", "bool", True, "unknown URDF elements/attributes are errors; false: logged warnings"),
+    Spec("root_link", "string", "", "link fixed to the world (empty: the URDF root)"),
+    Spec("tip_links", "string_array", [], "keep only the chains to these links (empty: all)"),
+    Spec("locked_joints", "string_array", [], "joints frozen rigidly"),
+    Spec("locked_positions", "double_array", [], "positions of locked_joints", "rad or m"),
+    Spec("gravity", "double_array", [0.0, 0.0, -9.81], "gravity in the root frame", "m/s^2"),
+    Spec("order", "integer", 2, "highest torque derivative streamed", range=(0, 8)),
+    Spec("publish_rate", "double", 500.0, "stream rate", "Hz", range=(1.0, 10000.0)),
+    Spec("actuators", "string", "", "actuator YAML file, shipped name (actuators_sea) or inline YAML (empty: rigid joints)"),
+    Spec("friction", "string", "", "joint friction added to tau and its derivatives: 'urdf' (the damping "
+         "and friction of the URDF joints' dynamics elements), a friction YAML file (e.g. analyze-bag's "
+         "friction.yaml) or inline YAML (empty: none); see \"Joint friction\""),
+    Spec("allow_extra_joints", "bool", False, "ignore trajectory joints not in the model"),
+    Spec("initial_positions", "double_array", [], "held before the first trajectory (empty: silent)", "rad or m"),
+    Spec("profile_rate", "double", 1000.0, "sample rate of ~/compute_profile", "Hz", False, (1.0, 100000.0)),
+    Spec("profile_dir", "string", "", "folder for profile CSV/NPZ files (empty: none)", read_only=False),
+    Spec("effort_rate_limits", "double_array", [], "|tau_dot| limit per joint (empty: none)", "N m/s", False),
+    Spec("publish_effort_command", "bool", False, "also publish ~/effort_command (tau)", read_only=False),
+)
+_SPECS = {s.name: s for s in PARAMETERS}
 
 
 class FeedforwardNode(Node):
@@ -89,9 +86,12 @@ class FeedforwardNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(NODE_NAME, **kwargs)
-        for name, (ptype, default, text, read_only, prange) in PARAMETERS.items():
-            value = _PARAMETER_TYPES[ptype] if default is None else default
-            self.declare_parameter(name, value, _descriptor(ptype, text, read_only, prange))
+        # Streaming runs in its own thread, paced by the node clock (simulated time too): an
+        # executor timer at 1 kHz costs more in rclpy's Python executor than the work itself.
+        # Made first, so that destroy_node works on a node whose start-up failed.
+        self._stop = threading.Event()
+        self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
+        self.unknown_parameters = declare_parameters(self, PARAMETERS)  # warned about
         self.order = self.get_parameter("order").value
         self.period = 1.0 / self.get_parameter("publish_rate").value
         self._lock = threading.Lock()
@@ -104,9 +104,14 @@ class FeedforwardNode(Node):
         self._last_q = None       # last streamed positions, held if the trajectory fails
         self._profiles_written = 0
         self._chunk = None        # (trajectory, start, first grid index, FeedforwardResult)
+        self.backend = "numpy"    # until the compiled kernels are ready (_prepare_compiled)
+        self.ready = False        # serving: ~/trajectory and ~/compute_profile exist
+        self.pub_effort = None    # ~/effort_command exists only while publish_effort_command is true
         self._make_interfaces()
         self._load_model_from_parameters()
-        self.add_on_set_parameters_callback(self._check_parameters)
+        self.add_on_set_parameters_callback(parameter_checker(PARAMETERS, self._check_parameter))
+        self.add_post_set_parameters_callback(self._parameters_set)
+        self._update_effort_publisher()
         self._streamer.start()
 
     # -- set-up --------------------------------------------------------------------------------
@@ -115,27 +120,26 @@ class FeedforwardNode(Node):
         self.pub_tau = self.create_publisher(Float64MultiArray, "~/torque_derivatives", 10)
         self.pub_motor = self.create_publisher(JointTrajectory, "~/motor_reference", 10)
         self.pub_motor_d = self.create_publisher(Float64MultiArray, "~/motor_derivatives", 10)
-        self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command", 10)
         self.pub_profile = self.create_publisher(JointTrajectory, "~/torque_profile", LATCHED)
         self.pub_profile_d = self.create_publisher(Float64MultiArray, "~/torque_profile_derivatives", LATCHED)
         self.pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_timer(1.0, self._publish_diagnostics)
+
+    def _serve(self):
+        """Open ~/trajectory and ~/compute_profile: the node is ready (it has a model and can
+        compute). A client that waits for a subscriber on ~/trajectory waits for readiness."""
         self.create_subscription(JointTrajectory, "~/trajectory", self._on_trajectory, 10)
         self.create_service(Trigger, "~/compute_profile", self._on_compute_profile)
-        self.create_timer(1.0, self._publish_diagnostics)
-        # Streaming runs in its own thread, paced by the node clock (simulated time too): an
-        # executor timer at 1 kHz costs more in rclpy's Python executor than the work itself.
-        self._stop = threading.Event()
-        self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
+        self.ready = True
+        self.get_logger().info(f"ready: serving {self.resolve_topic_name('~/trajectory')} and "
+                               f"{self.resolve_service_name('~/compute_profile')} ({self.backend} backend)")
 
     def _load_model_from_parameters(self):
         urdf = self.get_parameter("robot_description").value
         path = self.get_parameter("urdf_path").value
         if urdf or path:
-            try:
-                self._set_model(urdf or urdf_source(path),
-                                "parameter robot_description" if urdf else f"urdf_path {path}")
-            except HodDynamicsError as exc:
-                raise StartupError(f"invalid robot model: {exc}") from None
+            self._set_model(urdf or path, "parameter robot_description" if urdf else f"parameter urdf_path {path}",
+                            startup=True)
             return
         self.get_logger().info("no robot_description/urdf_path parameter: waiting for the robot_description topic")
         self._description_sub = self.create_subscription(String, "robot_description",
@@ -145,67 +149,112 @@ class FeedforwardNode(Node):
         if self.model is not None:
             return
         try:
-            self._set_model(msg.data, "topic /robot_description")
+            self._set_model(msg.data, f"topic {self.resolve_topic_name('robot_description')}")
         except HodDynamicsError as exc:
             self.get_logger().error(f"rejected /robot_description: {exc}; waiting for a valid one")
 
-    def _set_model(self, source, origin):
-        """Build the model and actuators from a URDF source; raises HodDynamicsError."""
+    def _set_model(self, source, origin, startup=False):
+        """Build the model and actuators from a URDF source, then serve. Raises
+        HodDynamicsError (StartupError when ``startup``: the node cannot start) naming the
+        parameter at fault."""
+        fault = StartupError if startup else HodDynamicsError
         p = {name: self._param(name) for name in ("root_link", "tip_links", "locked_joints",
                                                   "locked_positions", "gravity", "actuators",
                                                   "initial_positions", "xacro_args", "strict", "friction")}
         if len(p["locked_joints"]) != len(p["locked_positions"]):
-            raise HodDynamicsError(f"locked_joints {p['locked_joints']} and locked_positions "
-                                   f"{p['locked_positions']} differ in length")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", HodDynamicsWarning)
-            model = RobotModel.from_urdf(source, root_link=p["root_link"] or None,
-                                         tip_links=p["tip_links"] or None,
-                                         locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
-                                         gravity=p["gravity"], strict=p["strict"],
-                                         xacro_args=xacro_args_from_strings(p["xacro_args"], "parameter xacro_args"))
+            raise fault(f"parameters locked_joints {p['locked_joints']} and locked_positions "
+                        f"{p['locked_positions']} differ in length")
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", HodDynamicsWarning)
+                model = RobotModel.from_urdf(urdf_source(source), root_link=p["root_link"] or None,
+                                             tip_links=p["tip_links"] or None,
+                                             locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
+                                             gravity=p["gravity"], strict=p["strict"],
+                                             xacro_args=xacro_args_from_strings(p["xacro_args"],
+                                                                                "parameter xacro_args"))
+        except HodDynamicsError as exc:
+            raise fault(f"invalid robot model ({origin}): {exc}") from None
         for w in caught:
             self.get_logger().warning(f"robot model from {origin}: {w.message}")
         if model.floating:
-            raise HodDynamicsError(f"robot '{model.name}' has a floating base (a floating joint "
-                                   "below its world link), which this node does not stream yet; "
-                                   f"set root_link (e.g. '{model.root_link}') to fix the base")
-        actuators = _actuators_from_parameter(p["actuators"], model)
-        friction = load_friction(p["friction"] or None, model)
-        # one call now compiles (numba backend) and warms the kernels, so the first streamed
-        # samples are not late
-        time_derivatives(model, np.zeros((1, self.order + 3, model.n_dof)), self.order)
+            raise fault(f"invalid robot model ({origin}): robot '{model.name}' has a floating base (a "
+                        "floating joint below its world link), which this node does not stream yet; "
+                        f"set root_link (e.g. '{model.root_link}') to fix the base")
+        try:
+            actuators = _actuators_from_parameter(p["actuators"], model)
+        except HodDynamicsError as exc:
+            raise fault(f"parameter actuators: {exc}") from None
+        try:
+            friction = load_friction(p["friction"] or None, model)
+        except HodDynamicsError as exc:
+            raise fault(f"parameter friction: {exc}") from None
         hold = None
         if p["initial_positions"]:
-            hold = _hold_trajectory(model, p["initial_positions"])
+            hold = _hold_trajectory(model, p["initial_positions"], fault)
+        try:
+            backend = requested_backend()
+        except HodDynamicsError as exc:
+            raise fault(str(exc)) from None
         with self._lock:
             self.model, self.actuators, self.friction = model, actuators, friction
             if hold is not None:
                 self.active = (hold, self.get_clock().now().nanoseconds)
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
                                f"{list(model.joint_names)}, order {self.order}, "
-                               f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints, "
-                               f"{resolve_backend()} backend")
+                               f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
+        self._serve()
+        if backend != "numpy":
+            threading.Thread(target=self._prepare_compiled, args=(model,), name="hod_feedforward_compile",
+                             daemon=True).start()
 
-    def _check_parameters(self, params):
-        """Refuse run-time parameter values the node could not use (read-only ones are refused
-        by rclpy itself)."""
-        for p in params:
-            if p.name == "effort_rate_limits" and p.value is not None:
-                values = np.asarray(p.value, dtype=float)
-                n = self.model.n_dof if self.model is not None else len(values)
-                if len(values) != n or np.any(~(values >= 0)):
-                    return SetParametersResult(successful=False, reason=(
-                        f"effort_rate_limits needs {n} values >= 0 (N m/s), got {values.tolist()}"))
-        return SetParametersResult(successful=True)
+    def _prepare_compiled(self, model):
+        """Background thread: compile (or load from numba's cache) the kernels the node
+        needs, then switch to them. The numpy path serves meanwhile, with the same numbers."""
+        t0 = time.monotonic()
+        try:
+            notice = compile_notice()   # numba's cache empty (first start after an install): say so
+            self.get_logger().info("preparing the compiled kernels (numba) in the background"
+                                   f"{'; ' + notice if notice else ''}; the numpy path serves meanwhile")
+            prepare_compiled_kernels(model, self._continuity() - 2)
+        except Exception as exc:  # the numpy path keeps serving
+            self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc!r}")
+            return
+        if self._stop.is_set():
+            return
+        self.backend = "numba"
+        self.get_logger().info(f"compiled kernels ready after {time.monotonic() - t0:.1f} s: "
+                               "the numba backend takes over")
+
+    def _check_parameter(self, name, value):
+        """The node's own rule for a run-time value (types and ranges are checked from the
+        table; read-only parameters are refused by rclpy): a reason, or None."""
+        if name == "effort_rate_limits" and len(value):
+            values = np.asarray(value, dtype=float)
+            n = self.model.n_dof if self.model is not None else len(values)
+            if len(values) != n or np.any(~(values >= 0)):
+                return (f"parameter effort_rate_limits: expected {n} values >= 0 (N m/s) or [] "
+                        f"(no limits), got {values.tolist()}")
+        return None
+
+    def _parameters_set(self, params):
+        if any(p.name == "publish_effort_command" for p in params):
+            self._update_effort_publisher()
+
+    def _update_effort_publisher(self):
+        """~/effort_command is advertised only while publish_effort_command is true, so that
+        ``ros2 topic echo`` on it does not wait on a topic that never publishes."""
+        want = self._param("publish_effort_command")
+        with self._lock:
+            if want and self.pub_effort is None:
+                self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command", 10)
+            elif not want and self.pub_effort is not None:
+                publisher, self.pub_effort = self.pub_effort, None
+                self.destroy_publisher(publisher)
 
     def _param(self, name):
-        """A parameter's value; arrays as lists, an unset array as []."""
-        try:
-            value = self.get_parameter(name).value
-        except ParameterUninitializedException:
-            return []
-        return list(value) if isinstance(value, (list, tuple)) or hasattr(value, "tolist") else value
+        """A parameter's value as Python data (arrays as lists)."""
+        return parameter_value(self, _SPECS[name])
 
     # -- trajectories --------------------------------------------------------------------------
     def _on_trajectory(self, msg):
@@ -297,6 +346,7 @@ class FeedforwardNode(Node):
                 self.get_logger().error(f"tick failed: {exc!r}")
 
     def destroy_node(self):
+        """Stop streaming (joined, so no sample is published by a destroyed node), then destroy."""
         self._stop.set()
         if self._streamer.is_alive() and self._streamer is not threading.current_thread():
             self._streamer.join(timeout=5)
@@ -324,9 +374,13 @@ class FeedforwardNode(Node):
         self._publish_sample(result, row, stamp.to_msg())
         elapsed = time.perf_counter() - t0
         with self._lock:
+            first = self.stats["ticks"] == 0
             self.stats["ticks"] += 1
             self.stats["compute_s"] += elapsed
             self.stats["compute_max_s"] = max(self.stats["compute_max_s"], elapsed)
+        if first:
+            self.get_logger().info(f"streaming: first sample published on {self.pub_ff.topic_name} "
+                                   f"({self.backend} backend)")
 
     def _hold_after_failure(self, model, reason):
         """The current trajectory cannot be evaluated any more: hold the last published
@@ -349,7 +403,7 @@ class FeedforwardNode(Node):
                 or not chunk[2] <= k < chunk[2] + len(chunk[3].t)):
             t = (k + np.arange(max(1, int(round(CHUNK_SECONDS / self.period))))) * self.period
             chunk = self._chunk = (traj, start, k, feedforward(model, traj, t, self.order, actuators,
-                                                                    self.friction))
+                                                               self.friction, backend=self.backend))
         return chunk[3], k - chunk[2]
 
     def _publish_sample(self, result, row, stamp):
@@ -363,8 +417,9 @@ class FeedforwardNode(Node):
             self.pub_motor.publish(trajectory_msg(names, t, th[None, 0], th[None, 1], th[None, 2],
                                                   result.u[row:row + 1], stamp))
             self.pub_motor_d.publish(multiarray(th[:self.order + 1], ("order", "joint")))
-        if self.get_parameter("publish_effort_command").value:
-            self.pub_effort.publish(multiarray(tau[0], ("joint",)))
+        effort = self.pub_effort
+        if effort is not None:
+            effort.publish(multiarray(tau[0], ("joint",)))
 
     # -- offline profile -----------------------------------------------------------------------
     def _on_compute_profile(self, request, response):
@@ -388,7 +443,8 @@ class FeedforwardNode(Node):
     def _compute_profile(self, traj, model, actuators):
         rate_limits = self._param("effort_rate_limits") or None
         result, report = profile(model, traj, self.get_parameter("profile_rate").value, self.order,
-                                 actuators, effort_rate_limits=rate_limits, friction=self.friction)
+                                 actuators, effort_rate_limits=rate_limits, friction=self.friction,
+                                 backend=self.backend)
         q, tau = result.qjet, result.taujet
         stamp = self.get_clock().now().to_msg()
         self.pub_profile.publish(trajectory_msg(model.joint_names, result.t - traj.start, q[:, 0], q[:, 1],
@@ -419,20 +475,11 @@ class FeedforwardNode(Node):
                       accepted_messages=s["accepted"], compute_time_mean_us=round(mean * 1e6, 1),
                       compute_time_max_us=round(s["compute_max_s"] * 1e6, 1),
                       last_rejection=s["last_rejection"], stream_errors=s["stream_errors"],
-                      last_stream_error=s["last_stream_error"])
+                      last_stream_error=s["last_stream_error"], backend=self.backend)
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
-
-
-def _descriptor(ptype, text, read_only, prange):
-    d = ParameterDescriptor(type=ptype, description=text, read_only=read_only)
-    if prange is not None and ptype == ParameterType.PARAMETER_INTEGER:
-        d.integer_range = [IntegerRange(from_value=prange[0], to_value=prange[1], step=1)]
-    elif prange is not None:
-        d.floating_point_range = [FloatingPointRange(from_value=prange[0], to_value=prange[1], step=0.0)]
-    return d
 
 
 def _actuators_from_parameter(value, model):
@@ -440,10 +487,11 @@ def _actuators_from_parameter(value, model):
     return load_actuators(value, model) if value else None
 
 
-def _hold_trajectory(model, positions):
+def _hold_trajectory(model, positions, fault=HodDynamicsError):
     q = np.asarray(positions, dtype=float)
     if q.shape != (model.n_dof,):
-        raise HodDynamicsError(f"initial_positions has {q.size} values for {model.n_dof} joints")
+        raise fault(f"parameter initial_positions: expected {model.n_dof} values (one per joint "
+                    f"{list(model.joint_names)}), got {q.size}")
     # both waypoints before t = 0: from t = 0 on the trajectory holds its end exactly
     return Trajectory.from_waypoints(model.joint_names, [-1.0, 0.0], np.vstack([q, q]))
 
@@ -454,4 +502,4 @@ def main(args=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_process(main())

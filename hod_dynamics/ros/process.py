@@ -1,74 +1,145 @@
-"""Running a node as a process: init, clean shutdown on SIGINT/SIGTERM, exit codes."""
+"""Running a node as a process: init, start-up errors, clean shutdown on SIGINT/SIGTERM, exit codes.
 
+Shutdown is clean by construction. SIGINT and SIGTERM are blocked in every thread (the
+executables block them before their first import, :mod:`hod_dynamics_nodes`; :func:`run`
+blocks them again for other callers), so no Python signal handler ever runs: no
+KeyboardInterrupt can land inside a ``Thread.join`` (on CPython 3.10 to 3.12 that marks a
+still-running thread as stopped, and the executor thread was then unwound inside rclpy's C++
+code at interpreter exit: ``terminate called without an active exception``). The main thread
+takes the signals with ``sigtimedwait``; the executor thread spins until it is asked to stop
+and woken by a guard condition, and is joined without a timeout. The process then ends with
+``os._exit`` after an orderly ROS shutdown, so interpreter finalization never unwinds a
+thread (a numba compilation in a background thread cannot be interrupted).
+"""
+
+import os
 import signal
+import sys
 import threading
 
 import rclpy
+import rclpy.logging
+import yaml
+from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValueException
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
 from ..errors import HodDynamicsError
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
 
 class StartupError(HodDynamicsError):
-    """A node cannot start (invalid robot model or configuration)."""
+    """A node cannot start (invalid parameter, robot model or configuration)."""
 
 
 def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
     """Create a node with ``make_node()`` and spin it with ``make_executor()`` until SIGINT or
     SIGTERM; return the exit code (both factories are called after ``rclpy.init``).
 
-    0 after a signal; 1 (after one fatal log line, no traceback) when the node raises a
-    :class:`HodDynamicsError` while starting. SIGINT/SIGTERM become KeyboardInterrupt in the
-    spinning thread, so the executor stops before the context is shut down (rclpy's own
-    handler would shut it down under a running callback).
+    0 after a signal, whenever it arrives (a signal during start-up is kept pending and taken
+    once the node exists); 1 after one FATAL log line, no traceback, when the ROS arguments
+    cannot be read (a ``--params-file`` that does not exist), when the node raises a
+    :class:`HodDynamicsError` or an rclpy parameter exception while starting (then nothing is
+    destroyed and rclpy is not shut down: the caller ends the process), or when an error
+    escapes a callback. Must be called from the main thread.
     """
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, signal.default_int_handler)
-    node = executor = spinner = None
-    code = 0
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # before any thread exists
+    logger = rclpy.logging.get_logger(name)
+    try:
+        _check_params_files(sys.argv if args is None else args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except StartupError as exc:
+        logger.fatal(str(exc))
+        return 1
+    except Exception as exc:  # rclpy's RCLError: ROS arguments rcl cannot parse
+        logger.fatal(f"cannot read the ROS arguments: {_first_line(exc)}")
+        return 1
     try:
         node = make_node()
+    except (HodDynamicsError, InvalidParameterTypeException, InvalidParameterValueException) as exc:
+        logger.fatal(_first_line(exc))
+        # Nothing served: leave the half-built node and the context to the process's end.
+        # Destroying them (rclpy.try_shutdown destroys the tracked node) can deadlock inside
+        # the DDS layer while other participants are being discovered (seen with several nodes
+        # starting at once), and a failed start must end, not hang.
+        return 1
+    executor = spinner = None
+    code = 0
+    try:
         executor = make_executor()
         executor.add_node(node)
-        # spin in a worker thread: the main thread stays in Python, where signals arrive
-        spinner = _Spinner(executor)
+        spinner = _Spinner(executor, node)
         spinner.start()
         while spinner.is_alive():
-            spinner.join(timeout=0.2)
-    except KeyboardInterrupt:
-        pass
-    except HodDynamicsError as exc:
-        rclpy.logging.get_logger(name).fatal(str(exc))
-        code = 1
+            if signal.sigtimedwait(STOP_SIGNALS, 0.5) is not None:
+                break
     finally:
-        if spinner is not None and spinner.failure is not None:  # a callback raised: not a clean exit
-            rclpy.logging.get_logger(name).fatal(f"stopped by an error in a callback: {spinner.failure!r}")
-            code = 1
-        for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the clean-up short
-            signal.signal(sig, signal.SIG_IGN)
+        if spinner is not None:
+            spinner.stop()
+            spinner.join()  # no timeout: signals are blocked, nothing can interrupt it
+            if spinner.failure is not None:  # a callback raised: not a clean exit
+                logger.fatal(f"stopped by an error in a callback: {spinner.failure!r}")
+                code = 1
         if executor is not None:
             executor.shutdown()
-        if spinner is not None and spinner.is_alive():  # a signal may land before start()
-            spinner.join(timeout=5)
-        if node is not None:
-            node.destroy_node()
+        node.destroy_node()
         rclpy.try_shutdown()
     return code
 
 
-class _Spinner(threading.Thread):
-    """Spins an executor; keeps the exception that stopped it, if any."""
+def exit_process(code):
+    """End the process with ``code`` without interpreter finalization (see the module
+    docstring): flush Python's streams, then ``os._exit``."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
-    def __init__(self, executor):
-        super().__init__(name="executor", daemon=True)
+
+def _check_params_files(argv):
+    """Raise StartupError naming a ``--params-file`` that cannot be read as a YAML mapping
+    (rcl would fail with a traceback-like message of its own)."""
+    for flag, path in zip(argv, argv[1:]):
+        if flag != "--params-file":
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = yaml.safe_load(f)
+        except (OSError, yaml.YAMLError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else _first_line(exc)
+            raise StartupError(f"--params-file {path}: {reason}") from None
+        if not isinstance(data, dict):
+            raise StartupError(f"--params-file {path}: expected a YAML mapping "
+                               "'<node name or /**>: {ros__parameters: {...}}'") from None
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class _Spinner(threading.Thread):
+    """Spins an executor until :meth:`stop`; keeps the exception that stopped it, if any."""
+
+    def __init__(self, executor, node):
+        super().__init__(name="executor")
         self.executor, self.failure = executor, None
+        self._stopping = threading.Event()
+        self._wake = node.create_guard_condition(lambda: None)
 
     def run(self):
         try:
-            self.executor.spin()
+            while not self._stopping.is_set():
+                self.executor.spin_once(timeout_sec=1.0)
         except ExternalShutdownException:
             pass
         except Exception as exc:  # reported by run() as a fatal error, exit code 1
             self.failure = exc
+
+    def stop(self):
+        """Ask the loop to end after the callback in progress, and wake it now."""
+        self._stopping.set()
+        self._wake.trigger()
