@@ -76,7 +76,6 @@ def test_floating_base_models_are_refused_with_the_reason():
     solo = hd.load_robot("solo12", floating_base=True)
     q = np.zeros(solo.nq)
     for call in (lambda: hd.gravity_torques(solo, q), lambda: hd.coriolis_matrix(solo, q, np.zeros(solo.nv)),
-                 lambda: hd.forward_dynamics(solo, q, np.zeros(solo.nv), np.zeros(solo.nv)),
                  lambda: hd.frame_pose(solo, q, solo.root_link),
                  lambda: hd.frame_jacobian(solo, q, solo.root_link)):
         with pytest.raises(hd.InputError, match="takes fixed-base models; 'solo' has a floating base"):

@@ -242,6 +242,9 @@ def test_serves_correct_samples_from_the_numpy_path_while_the_kernels_compile(tm
                                           "first sample published on /hod_feedforward/feedforward (numpy backend)",
                                           "the numba backend takes over")]
     assert order == sorted(order), log
+    # an empty numba cache: the node says it compiles, between starting and taking over
+    assert log.index("preparing the compiled kernels") < log.index("compiling kernels, first use after install") \
+        < log.index("the numba backend takes over"), log
     before = [m for t, m in samples if t < taken_over]
     after = [m for t, m in samples if t > taken_over + 0.1]
     assert before and after, (len(before), len(after))

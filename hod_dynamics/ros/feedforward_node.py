@@ -211,11 +211,13 @@ class FeedforwardNode(Node):
     def _prepare_compiled(self, model):
         """Background thread: compile (or load from numba's cache) the kernels the node
         needs, then switch to them. The numpy path serves meanwhile, with the same numbers."""
+        self.get_logger().info("preparing the compiled kernels (numba) in the background; "
+                               "the numpy path serves meanwhile")
         t0 = time.monotonic()
         try:
-            notice = compile_notice()   # numba's cache empty (first start after an install): say so
-            self.get_logger().info("preparing the compiled kernels (numba) in the background"
-                                   f"{'; ' + notice if notice else ''}; the numpy path serves meanwhile")
+            notice = compile_notice()   # numba's cache is empty (first start after an install): say so
+            if notice:
+                self.get_logger().info(notice)
             prepare_compiled_kernels(model, self._continuity() - 2)
         except Exception as exc:  # the numpy path keeps serving
             self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc!r}")
