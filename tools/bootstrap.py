@@ -75,13 +75,14 @@ def free_domain_id():
 
     A participant of domain d binds the unicast discovery port 7410 + 250 d + 2 p, p = 0, 1, ...
     its index on the machine (the RTPS port mapping Fast DDS and Cyclone DDS follow): a domain
-    whose first ports are all free has no participant here. Domains 1..232 (0 is everyone's
-    default; above 232 the ports leave the 16-bit range).
+    whose first ports are all free has no participant here. Domains 1..231 (0 is everyone's
+    default; above 232 the ports leave the 16-bit range), with the next domain free too.
     """
-    domains = list(range(1, 233))
+    # the node tests run a second set of processes in the next domain: both must be free
+    domains = list(range(1, 232))
     random.SystemRandom().shuffle(domains)
     for domain in domains:
-        if all(_udp_port_free(7410 + 250 * domain + 2 * p) for p in range(8)):
+        if all(_udp_port_free(7410 + 250 * d + 2 * p) for d in (domain, domain + 1) for p in range(8)):
             return domain
     return domains[0]
 
