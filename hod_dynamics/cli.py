@@ -396,7 +396,12 @@ def _positive(text):
     return value
 
 
-def _add_description_options(sub):
+def _add_description_options(sub, lock_help):
+    """The options that choose the model of a URDF: subtree, locked joints, strictness, xacro."""
+    sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the URDF root)")
+    sub.add_argument("--tip", action="append", metavar="LINK",
+                     help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
+    sub.add_argument("--lock", action="append", metavar="JOINT=VALUE", help=lock_help)
     sub.add_argument("--lenient", action="store_true",
                      help="read past unknown URDF elements and attributes with a warning "
                           "(default: an error naming the element, its line and the closest name)")
@@ -423,12 +428,7 @@ def build_parser():
     demo.set_defaults(func=cmd_demo)
     info = sub.add_parser("info", help="summarise a URDF model", description=cmd_info.__doc__)
     info.add_argument("urdf", metavar="URDF", help="URDF or xacro file, or the name of a shipped robot (hod-dynamics robots)")
-    info.add_argument("--root", metavar="LINK", help="root link (default: the URDF root)")
-    info.add_argument("--tip", action="append", metavar="LINK",
-                      help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
-    info.add_argument("--lock", action="append", metavar="JOINT=VALUE",
-                      help="lock a joint at VALUE rad (m) (repeat the flag for several joints)")
-    _add_description_options(info)
+    _add_description_options(info, "lock a joint at VALUE rad (m) (repeat the flag for several joints)")
     info.set_defaults(func=cmd_info)
     robots = sub.add_parser("robots", help="list the shipped robot models", description=cmd_robots.__doc__)
     robots.set_defaults(func=cmd_robots)
@@ -463,12 +463,8 @@ def build_parser():
                      help="fit: identify joint friction (coulomb, viscous, offset) from the efforts and write "
                           "friction.yaml; FILE: evaluate that friction YAML (urdf: the URDF <dynamics> values); "
                           "tau0 and residual then include the friction")
-    bag.add_argument("--root", metavar="LINK", help="root link of the model (default: the URDF root)")
-    bag.add_argument("--tip", action="append", metavar="LINK",
-                     help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
-    bag.add_argument("--lock", action="append", metavar="JOINT=VALUE",
-                     help="lock a joint the bag does not record, e.g. a gripper finger (repeat the flag)")
-    _add_description_options(bag)
+    _add_description_options(bag, "lock a joint the bag does not record, e.g. a gripper finger, at VALUE rad (m) "
+                                  "(repeat the flag)")
     bag.add_argument("--no-plot", action="store_true", help="skip the PNG plots (no matplotlib needed)")
     bag.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
