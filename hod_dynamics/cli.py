@@ -25,7 +25,7 @@ from . import paper_examples as paper
 from .errors import HodDynamicsError, HodDynamicsWarning
 from .model import RobotModel
 from .robots import load_robot, robot_path, shipped_robots, urdf_source
-from .units import common_unit
+from .units import common_unit, friction_units
 from .urdf import xacro_args_from_strings
 
 PROG = "hod-dynamics"
@@ -365,8 +365,9 @@ def summary_lines(result, model, elapsed):
         for j, name in enumerate(result.joint_names):
             st = (result.friction_fit or {}).get(name)
             se = (lambda key: f" +- {st[key + '_se']:.2g}") if st else (lambda key: "")
-            lines.append(f"  {name:<24}coulomb {f.coulomb[j]:.4g}{se('coulomb')} N m, viscous {f.viscous[j]:.4g}"
-                         f"{se('viscous')} N m s/rad, offset {f.offset[j]:.4g}{se('offset')} N m, v_s {f.v_s[j]:.3g}")
+            force, viscous = friction_units(model.joint_types[model.joint_names.index(name)])
+            lines.append(f"  {name:<24}coulomb {f.coulomb[j]:.4g}{se('coulomb')} {force}, viscous {f.viscous[j]:.4g}"
+                         f"{se('viscous')} {viscous}, offset {f.offset[j]:.4g}{se('offset')} {force}, v_s {f.v_s[j]:.3g}")
     for note in summary["notes"]:
         lines.append(f"note: {note}")
     return lines

@@ -27,3 +27,10 @@ def common_unit(joint_types, quantity, k=0):
     """The unit shared by all joints, or both spellings (``"N m or N"``) for a mixed model."""
     units = dict.fromkeys(joint_unit(t, quantity, k) for t in joint_types)
     return " or ".join(units)
+
+
+def friction_units(joint_type):
+    """(force unit, viscous coefficient unit) of a joint's friction: ("N m", "N m s/rad") for a
+    revolute or continuous joint, ("N", "N s/m") for a prismatic one."""
+    force, position = joint_unit(joint_type, "torque"), joint_unit(joint_type, "position")
+    return force, f"{force} s/{position}"
