@@ -44,18 +44,19 @@ class FeedforwardResult:
     elastic: Optional[np.ndarray] = None
     gear_ratio: Optional[np.ndarray] = None
     joint_types: Optional[Tuple[str, ...]] = None
+    base_q: Optional[np.ndarray] = None       # floating models: (B, 7) base pose x, y, z, qx, qy, qz, qw
+    base_vjet: Optional[np.ndarray] = None    # (B, order+2, 6) base body twist (omega, v) and derivatives
+    base_wrench: Optional[np.ndarray] = None  # (B, order+1, 6) missing external wrench (torque, force)
 
     def __repr__(self):
         """Shapes and span, not the arrays (a profile holds millions of numbers)."""
         t = np.asarray(self.t)
         span = f"t={t[0]:g}..{t[-1]:g} s, " if t.size else ""
-        arrays = ", ".join(f"{name}{getattr(self, name).shape}" for name in ("qjet", "taujet", "thetajet", "u")
+        arrays = ", ".join(f"{name}{getattr(self, name).shape}" for name in ("qjet", "taujet", "thetajet", "u",
+                                                                         "base_q", "base_vjet", "base_wrench")
                            if getattr(self, name) is not None)
         return (f"FeedforwardResult({len(t)} samples, {span}{len(self.joint_names)} joints "
                 f"{list(self.joint_names)}, {arrays})")
-    base_q: Optional[np.ndarray] = None
-    base_vjet: Optional[np.ndarray] = None
-    base_wrench: Optional[np.ndarray] = None
 
     @property
     def motor_thetajet(self):

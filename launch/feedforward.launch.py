@@ -6,8 +6,8 @@ Arguments: ``urdf`` (URDF or xacro file; empty: the node reads /robot_descriptio
 ``xacro_args`` (xacro arguments ``name:=value`` separated by spaces), ``config``
 (parameter YAML, default share/hod_dynamics/config/feedforward.yaml), ``actuators`` (actuator
 YAML file, or the name of one in share/hod_dynamics/config such as ``actuators_sea``; empty:
-rigid joints), ``friction`` (``urdf``, a friction YAML file such as analyze-bag's friction.yaml, or
-the name of one in share/hod_dynamics/config; empty: no friction), ``namespace``, ``use_sim_time``
+rigid joints), ``friction`` (``urdf`` or a friction YAML file such as analyze-bag's friction.yaml;
+empty: no friction), ``namespace``, ``use_sim_time``
 (follow /clock, e.g. with ``ros2 bag play --clock``).
 
 A ``urdf``, ``config``, ``actuators`` or ``friction`` that names no file stops the launch before
