@@ -62,7 +62,7 @@ class PinocchioRobot:
 
     def __init__(self, urdf_path, model, locked=None):
         """``urdf_path``: a URDF file path or the XML text itself."""
-        self.pin = pin = pytest.importorskip("pinocchio")
+        self.pin = pin = pytest.importorskip("pinocchio", reason="pinocchio (pin) not installed")
         if urdf_path.lstrip().startswith("<"):
             pm = pin.buildModelFromXML(urdf_path)
         else:
@@ -147,7 +147,7 @@ class FloatingPinocchioRobot(PinocchioRobot):
     """
 
     def __init__(self, urdf_path, model):
-        self.pin = pin = pytest.importorskip("pinocchio")
+        self.pin = pin = pytest.importorskip("pinocchio", reason="pinocchio (pin) not installed")
         root = pin.JointModelFreeFlyer()
         if urdf_path.lstrip().startswith("<"):
             pm = pin.buildModelFromXML(urdf_path, root)
