@@ -29,7 +29,7 @@ import numpy as np
 from .backend import resolve_backend
 from .errors import InputError
 from .jets import cross, from_taylor, to_taylor
-from .model import all_finite, batch_size, check_model, real_array
+from .model import batch_size, check_finite, check_model, real_array
 from .recursive import recursion
 from .spatial import quaternion_from_matrix, rotation_matrix, skew
 
@@ -61,10 +61,7 @@ def split_configuration(model, q, name="q"):
         raise InputError(f"{name} must have shape (..., {model.nq}) for floating model "
                          f"'{model.name}' (x, y, z, qx, qy, qz, qw, then joints "
                          f"{list(model.joint_names)}), got shape {q.shape}")
-    if not all_finite(q):
-        bad = tuple(np.argwhere(~np.isfinite(q))[0].tolist())
-        what = configuration_names(model)[bad[-1]]
-        raise InputError(f"{name} holds a non-finite value at index {bad} ({what})")
+    check_finite(name, q, lambda bad: configuration_names(model)[bad[-1]])
     quat = q[..., 3:7]
     norm = np.sqrt(np.einsum("...i,...i->...", quat, quat))
     if not (np.abs(norm - 1.0) <= QUATERNION_TOLERANCE).all():
@@ -97,10 +94,7 @@ def check_velocity(model, value, name, rows=None):
         raise InputError(f"{name} must have shape {shape} for floating model '{model.name}' "
                          f"(base twist (omega, v) in the base frame, then joints "
                          f"{list(model.joint_names)}), got shape {a.shape}")
-    if not all_finite(a):
-        bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
-        raise InputError(f"{name} holds a non-finite value at index {bad} "
-                         f"({velocity_names(model)[bad[-1]]})")
+    check_finite(name, a, lambda bad: velocity_names(model)[bad[-1]])
     return a
 
 

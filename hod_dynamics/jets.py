@@ -12,7 +12,7 @@ from math import factorial
 import numpy as np
 
 from .errors import InputError
-from .model import all_finite, batch_size, check_model, real_array, refuse_floating
+from .model import batch_size, check_finite, check_model, real_array, refuse_floating
 
 
 def factorials(K):
@@ -37,10 +37,8 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True):
                          f"joint of '{model.name}'), got {a.shape}")
     if a.shape[-2] != rows:
         a = a[..., :rows, :]
-    if finite and not all_finite(a):
-        bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
-        raise InputError(f"{name} holds a non-finite value at index {bad} "
-                         f"(derivative {bad[-2]}, joint '{model.joint_names[bad[-1]]}')")
+    if finite:
+        check_finite(name, a, lambda bad: f"derivative {bad[-2]}, joint '{model.joint_names[bad[-1]]}'")
     return a
 
 

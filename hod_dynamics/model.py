@@ -459,10 +459,15 @@ def refuse_floating(model):
 
 def _check_finite(model, key, a):
     """Raise InputError naming the first NaN or infinity of argument ``key`` (..., n)."""
+    check_finite(key, a, lambda bad: f"joint '{model.joint_names[bad[-1]]}'")
+
+
+def check_finite(name, a, label):
+    """Raise InputError naming the first NaN or infinity of the float array ``a`` (argument
+    ``name``): its index and ``label(index)``, what that entry is (a joint, a derivative row)."""
     if not all_finite(a):
-        bad = np.argwhere(~np.isfinite(a))[0]
-        raise InputError(f"{key} holds a non-finite value at index {tuple(bad.tolist())} "
-                         f"(joint '{model.joint_names[bad[-1]]}')")
+        bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
+        raise InputError(f"{name} holds a non-finite value at index {bad} ({label(bad)})")
 
 
 def batch_size(batch_shape):
