@@ -61,7 +61,7 @@ def _inline(f):
     return numba.njit(inline="always", error_model="numpy", fastmath={"contract"})(f)
 
 
-LANES = 64  # measured: 32 to 128 lanes all run at about the same speed
+LANES = 128  # measured: 128 to 160 lanes run fastest (64: 20 % slower on TALOS, 16: twice as slow)
 ONE_BY_ONE_BELOW = 16  # measured: fewer samples run faster one by one, without lanes
 
 
@@ -521,6 +521,9 @@ def rnea_jets(parents, geometry, jet, K, wext, out):
                       V1, G1, W1, h1, wc1, E1, np.zeros((0, 1, 6)), np.zeros((0, 1, 3)),
                       np.zeros((1, 6)))  # a fixed base: no root arrays
         return True
+    if geometry[60 * n + 6] > 0.0:  # the joint-aligned frames (see _rnea_z_lanes)
+        _rnea_z_lanes(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
+        return True
     _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, False,
                 np.zeros((0, 4)), g0[3:], np.zeros((0, 1, 6)), np.zeros((0, 1, 6)))
     return True
@@ -628,3 +631,232 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
                         t += u0 * F1 - u1 * F0
                 base[b, k, r] = t * fact[k]
     return True
+
+
+# -- batches in joint-aligned body frames --------------------------------------------------------
+# Body i's frame moved onto its joint axis (z along the axis, origin on it; the model arrays
+# are re-expressed there once per model by :func:`hod_dynamics.recursive._z_geometry`) makes
+# the joint motion a rotation about z (or a translation along z): Ad(exp(-Z q)) then acts on
+# the (x, y) components of a twist or wrench as the complex factor exp(-i q(t)), whose Taylor
+# coefficients take O(K^2) flops, and the constant part Ad(H) of the joint transform is
+# applied once per coefficient. The Ad coefficients themselves are never formed (they cost
+# most of the work of the general form above). tau_i is the z component (torque, or force).
+
+
+@_njit
+def z_model_arrays(zgeo, n):
+    """(kinds (n,) 0 revolute / 1 prismatic, RH (n, 3, 3), pH (n, 3), M (n, 6, 6), Tw (n, 6, 6),
+    g0 (3,)): views of the flat array of :func:`hod_dynamics.recursive._z_geometry`: ``Ad(H_i)
+    = [[RH, 0], [pH~ RH, RH]]`` the constant part of the joint transform (parent's frame to
+    body i's, at q = 0), ``M`` the inertias, ``Tw = Ad(T_i)^T`` (wrench from the link's body
+    frame to the joint-aligned one), ``g0`` the linear part of the base acceleration."""
+    kinds = zgeo[:n]
+    RH = zgeo[n:10 * n].reshape((n, 3, 3))
+    pH = zgeo[10 * n:13 * n].reshape((n, 3))
+    M = zgeo[13 * n:49 * n].reshape((n, 6, 6))
+    Tw = zgeo[49 * n:85 * n].reshape((n, 6, 6))
+    return kinds, RH, pH, M, Tw, zgeo[85 * n:85 * n + 3]
+
+
+@_njit
+def _z_motion(jet, b0, i, rev, wc, E, a, K, S):
+    """E[i, k, :, s]: Taylor coefficients of exp(-i q) = cos q - i sin q (revolute) as (real,
+    imaginary) rows, from (k+1) E_{k+1} = -i sum_j wc_j E_{k-j}; prismatic: E[i, k, 0] the
+    coefficients of q."""
+    if rev:
+        for s in range(S):
+            t = jet[b0 + s, 0, i]
+            E[i, 0, 0, s] = math.cos(t)
+            E[i, 0, 1, s] = -math.sin(t)
+        for k in range(K):
+            for s in range(S):
+                a[0, s] = wc[0, s] * E[i, k, 0, s]
+                a[1, s] = wc[0, s] * E[i, k, 1, s]
+            for j in range(1, k + 1):
+                for s in range(S):
+                    a[0, s] += wc[j, s] * E[i, k - j, 0, s]
+                    a[1, s] += wc[j, s] * E[i, k - j, 1, s]
+            c = 1.0 / (k + 1)
+            for s in range(S):
+                E[i, k + 1, 0, s] = a[1, s] * c
+                E[i, k + 1, 1, s] = -a[0, s] * c
+    else:
+        for s in range(S):
+            E[i, 0, 0, s] = jet[b0 + s, 0, i]
+        for k in range(1, K + 1):
+            c = 1.0 / k
+            for s in range(S):
+                E[i, k, 0, s] = wc[k - 1, s] * c
+
+
+@_njit
+def _h_apply(RH, pH, i, X, p, Y, N, S):
+    """Y[k] = Ad(H_i) X[p, k] for k < N (twists, lanes S): (R a, pH x R a + R b)."""
+    R = RH[i]
+    q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
+    for k in range(N):
+        for s in range(S):
+            a0, a1, a2 = X[p, k, 0, s], X[p, k, 1, s], X[p, k, 2, s]
+            b0, b1, b2 = X[p, k, 3, s], X[p, k, 4, s], X[p, k, 5, s]
+            r0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+            r1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+            r2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+            Y[k, 0, s], Y[k, 1, s], Y[k, 2, s] = r0, r1, r2
+            Y[k, 3, s] = R[0, 0] * b0 + R[0, 1] * b1 + R[0, 2] * b2 + q1 * r2 - q2 * r1
+            Y[k, 4, s] = R[1, 0] * b0 + R[1, 1] * b1 + R[1, 2] * b2 + q2 * r0 - q0 * r2
+            Y[k, 5, s] = R[2, 0] * b0 + R[2, 1] * b1 + R[2, 2] * b2 + q0 * r1 - q1 * r0
+
+
+@_njit
+def _z_twists(E, i, rev, Y, has_parent, wc, V, K, S):
+    """V[i, k] = the joint motion applied to the twists Y[k] (coefficients of the product of
+    jets) + wc_k Z, k <= K; without a parent Y is zero."""
+    z = 2 if rev else 5
+    for k in range(K + 1):
+        for r in range(6):
+            for s in range(S):
+                V[i, k, r, s] = Y[k, r, s] if has_parent and (not rev or r == 2 or r == 5) else 0.0
+        for s in range(S):
+            V[i, k, z, s] += wc[k, s]
+        if not has_parent:
+            continue
+        for j in range(k + 1):
+            m = k - j
+            if rev:  # exp(-i q) (x + i y) on (w0, w1) and (v0, v1)
+                for s in range(S):
+                    c, sn = E[i, j, 0, s], E[i, j, 1, s]
+                    y0, y1, y3, y4 = Y[m, 0, s], Y[m, 1, s], Y[m, 3, s], Y[m, 4, s]
+                    V[i, k, 0, s] += c * y0 - sn * y1
+                    V[i, k, 1, s] += sn * y0 + c * y1
+                    V[i, k, 3, s] += c * y3 - sn * y4
+                    V[i, k, 4, s] += sn * y3 + c * y4
+            else:  # v += (-q e_z) x w
+                for s in range(S):
+                    qj = E[i, j, 0, s]
+                    V[i, k, 3, s] += qj * Y[m, 1, s]
+                    V[i, k, 4, s] -= qj * Y[m, 0, s]
+
+
+@_njit
+def _z_gravity(RH, i, rev, E, G, p, g0, Y, K, S):
+    """G[i, k] (k < K): the linear part of the gravity twist in body i, from its parent's
+    (p >= 0) or the constant base acceleration g0 (p < 0)."""
+    R = RH[i]
+    for k in range(K):
+        for s in range(S):
+            if p >= 0:
+                a0, a1, a2 = G[p, k, 0, s], G[p, k, 1, s], G[p, k, 2, s]
+            elif k == 0:
+                a0, a1, a2 = g0[0], g0[1], g0[2]
+            else:
+                a0 = a1 = a2 = 0.0
+            Y[k, 0, s] = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+            Y[k, 1, s] = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+            Y[k, 2, s] = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+    for k in range(K):
+        for r in range(3):
+            for s in range(S):
+                G[i, k, r, s] = Y[k, r, s] if not rev or r == 2 else 0.0
+        if rev:
+            for j in range(k + 1):
+                m = k - j
+                for s in range(S):
+                    c, sn = E[i, j, 0, s], E[i, j, 1, s]
+                    y0, y1 = Y[m, 0, s], Y[m, 1, s]
+                    G[i, k, 0, s] += c * y0 - sn * y1
+                    G[i, k, 1, s] += sn * y0 + c * y1
+
+
+@_njit
+def _z_wrench_to_parent(RH, pH, i, rev, E, W, p, U, K, S):
+    """W[p, k] += Ad(H_i)^T (joint motion)^T W[i, k] for k < K (wrenches (t, f), lanes S):
+    first exp(+i q) on the (x, y) components (revolute) or t += q e_z x f (prismatic), then
+    Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)."""
+    for k in range(K):
+        for r in range(6):
+            for s in range(S):
+                U[k, r, s] = W[i, k, r, s] if not rev or r == 2 or r == 5 else 0.0
+        for j in range(k + 1):
+            m = k - j
+            if rev:
+                for s in range(S):
+                    c, sn = E[i, j, 0, s], E[i, j, 1, s]
+                    t0, t1, f0, f1 = W[i, m, 0, s], W[i, m, 1, s], W[i, m, 3, s], W[i, m, 4, s]
+                    U[k, 0, s] += c * t0 + sn * t1
+                    U[k, 1, s] += c * t1 - sn * t0
+                    U[k, 3, s] += c * f0 + sn * f1
+                    U[k, 4, s] += c * f1 - sn * f0
+            else:
+                for s in range(S):
+                    qj = E[i, j, 0, s]
+                    U[k, 0, s] -= qj * W[i, m, 4, s]
+                    U[k, 1, s] += qj * W[i, m, 3, s]
+    R = RH[i]
+    q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
+    for k in range(K):
+        for s in range(S):
+            f0, f1, f2 = U[k, 3, s], U[k, 4, s], U[k, 5, s]
+            t0 = U[k, 0, s] + f1 * q2 - f2 * q1
+            t1 = U[k, 1, s] + f2 * q0 - f0 * q2
+            t2 = U[k, 2, s] + f0 * q1 - f1 * q0
+            W[p, k, 0, s] += R[0, 0] * t0 + R[1, 0] * t1 + R[2, 0] * t2
+            W[p, k, 1, s] += R[0, 1] * t0 + R[1, 1] * t1 + R[2, 1] * t2
+            W[p, k, 2, s] += R[0, 2] * t0 + R[1, 2] * t1 + R[2, 2] * t2
+            W[p, k, 3, s] += R[0, 0] * f0 + R[1, 0] * f1 + R[2, 0] * f2
+            W[p, k, 4, s] += R[0, 1] * f0 + R[1, 1] * f1 + R[2, 1] * f2
+            W[p, k, 5, s] += R[0, 2] * f0 + R[1, 2] * f1 + R[2, 2] * f2
+
+
+@_njit
+def _subtract_wext_z(W, i, Tw, wext, b0, K, S):
+    """W[i, k] -= Tw_i wext[k, b0 + s, i] (the external wrench moved to the joint frame)."""
+    for k in range(K):
+        for r in range(6):
+            for s in range(S):
+                t = 0.0
+                for c in range(6):
+                    t += Tw[i, r, c] * wext[k, b0 + s, i, c]
+                W[i, k, r, s] -= t
+
+
+@_njit
+def _rnea_z_lanes(parents, zgeo, jet, K, wext, out, fact):
+    """:func:`rnea_jets` for a fixed base, ``LANES`` samples at a time, in joint-aligned body
+    frames (``zgeo``: :func:`z_model_arrays`)."""
+    B = jet.shape[0]
+    n = parents.shape[0]
+    kinds, RH, pH, M, Tw, g0 = z_model_arrays(zgeo, n)
+    L = min(LANES, max(B, 1))
+    has_w = wext.shape[1] > 0
+    E = np.empty((n, K + 1, 2, L))
+    V = np.empty((n, K + 1, 6, L))
+    G = np.empty((n, K, 3, L))
+    W = np.empty((n, K, 6, L))
+    Y = np.empty((K + 1, 6, L))
+    h = np.empty((K, 6, L))
+    wc = np.empty((K + 1, L))
+    a = np.empty((2, L))
+    for b0 in range(0, B, L):
+        S = min(L, B - b0)
+        for i in range(n):
+            p = parents[i]
+            rev = kinds[i] == 0.0
+            for k in range(K + 1):
+                for s in range(S):
+                    wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
+            _z_motion(jet, b0, i, rev, wc, E, a, K, S)
+            if p >= 0:
+                _h_apply(RH, pH, i, V, p, Y, K + 1, S)
+            _z_twists(E, i, rev, Y, p >= 0, wc, V, K, S)
+            _z_gravity(RH, i, rev, E, G, p, g0, Y, K, S)
+            _body_wrench(M, i, V, G, h, W, K, S)
+            if has_w:
+                _subtract_wext_z(W, i, Tw, wext, b0, K, S)
+        for i in range(n - 1, -1, -1):
+            z = 2 if kinds[i] == 0.0 else 5
+            for k in range(K):
+                for s in range(S):
+                    out[b0 + s, k, i] = W[i, k, z, s] * fact[k]
+            p = parents[i]
+            if p >= 0:
+                _z_wrench_to_parent(RH, pH, i, kinds[i] == 0.0, E, W, p, Y, K, S)

@@ -112,9 +112,19 @@ def resolve_backend(backend=None):
 
     Raises InputError for an unknown name, or for ``"numba"`` when numba is not installed.
     """
-    source = "backend"
     if backend is None:
-        backend, source = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto", ENV_VAR
+        return _resolve(os.environ.get(ENV_VAR, "auto"), ENV_VAR)
+    if not isinstance(backend, str):
+        raise InputError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    return _resolve(backend, "backend")
+
+
+@lru_cache(maxsize=16)
+def _resolve(backend, source):
+    """resolve_backend for a name from ``source`` (the keyword or the environment variable,
+    whose text is normalised), computed once per name: a single sample calls it."""
+    if source == ENV_VAR:
+        backend = backend.strip().lower() or "auto"
     if backend not in BACKENDS:
         raise InputError(f"{source} must be one of {BACKENDS}, got {backend!r}")
     if backend == "auto":

@@ -262,7 +262,52 @@ def _kernel_geometry(model):
     """``(parents, geometry)``: the model arrays of :func:`_kernel_model` but the parents end
     to end in one flat array, the form ``rnea_jets`` takes (fewer arguments to convert)."""
     parents, *arrays = _kernel_model(model)
-    return parents, np.concatenate([a.ravel() for a in arrays])
+    return parents, np.concatenate([a.ravel() for a in arrays] + [_z_geometry(model)])
+
+
+def _joint_frames(model):
+    """``(kinds (n,), T (n, 4, 4))``: kind 0 revolute, 1 prismatic, and the pose in body i's
+    frame of a frame whose z axis is joint i's axis (origin on it), in which the screw is
+    ``Z = e_z`` (angular, revolute) or linear (prismatic): ``X_i = Ad(T_i) Z``. None when a
+    screw is neither a unit rotation about a line nor a unit translation."""
+    n = model.n_dof
+    kinds, T = np.zeros(n), np.tile(np.eye(4), (n, 1, 1))
+    for i, X in enumerate(model.screws):
+        w, v = X[:3], X[3:]
+        if np.any(w != 0):
+            if abs(w @ w - 1) > 1e-14 or abs(w @ v) > 1e-14 * max(1.0, np.linalg.norm(v)):
+                return None
+            axis, T[i, :3, 3] = w, np.cross(w, v)  # v = r x w for the line through r
+        else:
+            if abs(v @ v - 1) > 1e-14:
+                return None
+            axis, kinds[i] = v, 1.0
+        if not (axis[0] == axis[1] == 0 and axis[2] == 1):
+            helper = np.eye(3)[np.argmin(np.abs(axis))]
+            x = np.cross(helper, axis)
+            x /= np.linalg.norm(x)
+            T[i, :3, :3] = np.stack([x, np.cross(axis, x), axis], axis=1)
+    return kinds, T
+
+
+def _z_geometry(model):
+    """The model arrays re-expressed in joint-aligned body frames (:func:`_joint_frames`) for
+    the compiled batch kernel: a flag (1.0, or 0.0 with zeros when some screw does not allow
+    it), then ``kinds``, ``RH`` (n, 3, 3), ``pH`` (n, 3) the blocks of ``Ad(H_i) = Ad(T_i^-1
+    B_i^-1 T_parent)``, the inertias ``Ad(T_i)^T M_i Ad(T_i)``, ``Ad(T_i)^T`` (external
+    wrenches) and the linear part of the base acceleration (see
+    :func:`hod_dynamics._kernels.z_model_arrays`)."""
+    n = model.n_dof
+    frames = _joint_frames(model)
+    if frames is None:
+        return np.zeros(1 + 85 * n + 3)
+    kinds, T = frames
+    parent_T = np.array([T[p] if p >= 0 else np.eye(4) for p in model.parents]).reshape(n, 4, 4)
+    H = inverse(T) @ inverse(model.references) @ parent_T
+    A = Ad(T)
+    AT = np.swapaxes(A, -1, -2)
+    arrays = (kinds, H[:, :3, :3], H[:, :3, 3], AT @ model.inertias @ A, AT, -model.gravity)
+    return np.concatenate([[1.0]] + [np.ascontiguousarray(a).ravel() for a in arrays])
 
 
 @per_model
