@@ -514,6 +514,10 @@ def rnea_jets(parents, geometry, jet, K, wext, out):
     if not _jet_finite(jet, K + 2):
         return False
     fact = _factorials(K + 2)
+    z_frames = geometry[60 * n + 6] > 0.0  # joint-aligned frames (see _rnea_z_lanes)
+    if z_frames and B < ONE_BY_ONE_BELOW:
+        _rnea_z_samples(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
+        return True
     if B < ONE_BY_ONE_BELOW:
         R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
         for b in range(B):
@@ -521,7 +525,7 @@ def rnea_jets(parents, geometry, jet, K, wext, out):
                       V1, G1, W1, h1, wc1, E1, np.zeros((0, 1, 6)), np.zeros((0, 1, 3)),
                       np.zeros((1, 6)))  # a fixed base: no root arrays
         return True
-    if geometry[60 * n + 6] > 0.0:  # the joint-aligned frames (see _rnea_z_lanes)
+    if z_frames:
         _rnea_z_lanes(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
         return True
     _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, False,
@@ -710,19 +714,29 @@ def _h_apply(RH, pH, i, X, p, Y, N, S):
 @_njit
 def _z_twists(E, i, rev, Y, has_parent, wc, V, K, S):
     """V[i, k] = the joint motion applied to the twists Y[k] (coefficients of the product of
-    jets) + wc_k Z, k <= K; without a parent Y is zero."""
-    z = 2 if rev else 5
+    jets) + wc_k Z, k <= K; without a parent Y is not read (the twist is wc_k Z). One loop over
+    the lanes per (k, j), all six components in it: each loop costs a set-up (alias checks,
+    remainder), which more lanes dilute but the cache does not like."""
     for k in range(K + 1):
-        for r in range(6):
-            for s in range(S):
-                V[i, k, r, s] = Y[k, r, s] if has_parent and (not rev or r == 2 or r == 5) else 0.0
-        for s in range(S):
-            V[i, k, z, s] += wc[k, s]
         if not has_parent:
-            continue
-        for j in range(k + 1):
-            m = k - j
-            if rev:  # exp(-i q) (x + i y) on (w0, w1) and (v0, v1)
+            z = 2 if rev else 5
+            for r in range(6):
+                for s in range(S):
+                    V[i, k, r, s] = 0.0
+            for s in range(S):
+                V[i, k, z, s] = wc[k, s]
+        elif rev:  # exp(-i q) (x + i y) on (w0, w1) and (v0, v1); the j = 0 term first
+            for s in range(S):
+                c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
+                y0, y1, y3, y4 = Y[k, 0, s], Y[k, 1, s], Y[k, 3, s], Y[k, 4, s]
+                V[i, k, 0, s] = c * y0 - sn * y1
+                V[i, k, 1, s] = sn * y0 + c * y1
+                V[i, k, 2, s] = Y[k, 2, s] + wc[k, s]
+                V[i, k, 3, s] = c * y3 - sn * y4
+                V[i, k, 4, s] = sn * y3 + c * y4
+                V[i, k, 5, s] = Y[k, 5, s]
+            for j in range(1, k + 1):
+                m = k - j
                 for s in range(S):
                     c, sn = E[i, j, 0, s], E[i, j, 1, s]
                     y0, y1, y3, y4 = Y[m, 0, s], Y[m, 1, s], Y[m, 3, s], Y[m, 4, s]
@@ -730,7 +744,15 @@ def _z_twists(E, i, rev, Y, has_parent, wc, V, K, S):
                     V[i, k, 1, s] += sn * y0 + c * y1
                     V[i, k, 3, s] += c * y3 - sn * y4
                     V[i, k, 4, s] += sn * y3 + c * y4
-            else:  # v += (-q e_z) x w
+        else:  # v += (-q e_z) x w = q (w1, -w0, 0)
+            for s in range(S):
+                q0 = E[i, 0, 0, s]
+                V[i, k, 0, s], V[i, k, 1, s], V[i, k, 2, s] = Y[k, 0, s], Y[k, 1, s], Y[k, 2, s]
+                V[i, k, 3, s] = Y[k, 3, s] + q0 * Y[k, 1, s]
+                V[i, k, 4, s] = Y[k, 4, s] - q0 * Y[k, 0, s]
+                V[i, k, 5, s] = Y[k, 5, s] + wc[k, s]
+            for j in range(1, k + 1):
+                m = k - j
                 for s in range(S):
                     qj = E[i, j, 0, s]
                     V[i, k, 3, s] += qj * Y[m, 1, s]
@@ -740,31 +762,52 @@ def _z_twists(E, i, rev, Y, has_parent, wc, V, K, S):
 @_njit
 def _z_gravity(RH, i, rev, E, G, p, g0, Y, K, S):
     """G[i, k] (k < K): the linear part of the gravity twist in body i, from its parent's
-    (p >= 0) or the constant base acceleration g0 (p < 0)."""
+    (p >= 0) or the constant base acceleration g0 (p < 0: only its coefficient 0). No branch
+    inside a loop over the lanes: LLVM would not vectorise it."""
     R = RH[i]
+    if p < 0:
+        a0, a1, a2 = g0[0], g0[1], g0[2]
+        y0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+        y1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+        y2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+        for k in range(K):
+            z0 = y2 if k == 0 else 0.0
+            if rev:  # only the term j = k of the product
+                for s in range(S):
+                    c, sn = E[i, k, 0, s], E[i, k, 1, s]
+                    G[i, k, 0, s] = c * y0 - sn * y1
+                    G[i, k, 1, s] = sn * y0 + c * y1
+                    G[i, k, 2, s] = z0
+            else:
+                x0, x1 = (y0, y1) if k == 0 else (0.0, 0.0)
+                for s in range(S):
+                    G[i, k, 0, s], G[i, k, 1, s], G[i, k, 2, s] = x0, x1, z0
+        return
     for k in range(K):
         for s in range(S):
-            if p >= 0:
-                a0, a1, a2 = G[p, k, 0, s], G[p, k, 1, s], G[p, k, 2, s]
-            elif k == 0:
-                a0, a1, a2 = g0[0], g0[1], g0[2]
-            else:
-                a0 = a1 = a2 = 0.0
+            a0, a1, a2 = G[p, k, 0, s], G[p, k, 1, s], G[p, k, 2, s]
             Y[k, 0, s] = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
             Y[k, 1, s] = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
             Y[k, 2, s] = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
-    for k in range(K):
-        for r in range(3):
+    if not rev:
+        for k in range(K):
             for s in range(S):
-                G[i, k, r, s] = Y[k, r, s] if not rev or r == 2 else 0.0
-        if rev:
-            for j in range(k + 1):
-                m = k - j
-                for s in range(S):
-                    c, sn = E[i, j, 0, s], E[i, j, 1, s]
-                    y0, y1 = Y[m, 0, s], Y[m, 1, s]
-                    G[i, k, 0, s] += c * y0 - sn * y1
-                    G[i, k, 1, s] += sn * y0 + c * y1
+                G[i, k, 0, s], G[i, k, 1, s], G[i, k, 2, s] = Y[k, 0, s], Y[k, 1, s], Y[k, 2, s]
+        return
+    for k in range(K):
+        for s in range(S):
+            c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
+            y0, y1 = Y[k, 0, s], Y[k, 1, s]
+            G[i, k, 0, s] = c * y0 - sn * y1
+            G[i, k, 1, s] = sn * y0 + c * y1
+            G[i, k, 2, s] = Y[k, 2, s]
+        for j in range(1, k + 1):
+            m = k - j
+            for s in range(S):
+                c, sn = E[i, j, 0, s], E[i, j, 1, s]
+                y0, y1 = Y[m, 0, s], Y[m, 1, s]
+                G[i, k, 0, s] += c * y0 - sn * y1
+                G[i, k, 1, s] += sn * y0 + c * y1
 
 
 @_njit
@@ -773,12 +816,18 @@ def _z_wrench_to_parent(RH, pH, i, rev, E, W, p, U, K, S):
     first exp(+i q) on the (x, y) components (revolute) or t += q e_z x f (prismatic), then
     Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)."""
     for k in range(K):
-        for r in range(6):
+        if rev:
             for s in range(S):
-                U[k, r, s] = W[i, k, r, s] if not rev or r == 2 or r == 5 else 0.0
-        for j in range(k + 1):
-            m = k - j
-            if rev:
+                c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
+                t0, t1, f0, f1 = W[i, k, 0, s], W[i, k, 1, s], W[i, k, 3, s], W[i, k, 4, s]
+                U[k, 0, s] = c * t0 + sn * t1
+                U[k, 1, s] = c * t1 - sn * t0
+                U[k, 2, s] = W[i, k, 2, s]
+                U[k, 3, s] = c * f0 + sn * f1
+                U[k, 4, s] = c * f1 - sn * f0
+                U[k, 5, s] = W[i, k, 5, s]
+            for j in range(1, k + 1):
+                m = k - j
                 for s in range(S):
                     c, sn = E[i, j, 0, s], E[i, j, 1, s]
                     t0, t1, f0, f1 = W[i, m, 0, s], W[i, m, 1, s], W[i, m, 3, s], W[i, m, 4, s]
@@ -786,7 +835,15 @@ def _z_wrench_to_parent(RH, pH, i, rev, E, W, p, U, K, S):
                     U[k, 1, s] += c * t1 - sn * t0
                     U[k, 3, s] += c * f0 + sn * f1
                     U[k, 4, s] += c * f1 - sn * f0
-            else:
+        else:
+            for s in range(S):
+                q0 = E[i, 0, 0, s]
+                U[k, 0, s] = W[i, k, 0, s] - q0 * W[i, k, 4, s]
+                U[k, 1, s] = W[i, k, 1, s] + q0 * W[i, k, 3, s]
+                U[k, 2, s], U[k, 3, s] = W[i, k, 2, s], W[i, k, 3, s]
+                U[k, 4, s], U[k, 5, s] = W[i, k, 4, s], W[i, k, 5, s]
+            for j in range(1, k + 1):
+                m = k - j
                 for s in range(S):
                     qj = E[i, j, 0, s]
                     U[k, 0, s] -= qj * W[i, m, 4, s]
@@ -860,3 +917,174 @@ def _rnea_z_lanes(parents, zgeo, jet, K, wext, out, fact):
             p = parents[i]
             if p >= 0:
                 _z_wrench_to_parent(RH, pH, i, kinds[i] == 0.0, E, W, p, Y, K, S)
+
+
+@_njit
+def _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc):
+    """Sample b of :func:`rnea_jets` for a fixed base, on scalars, in joint-aligned body frames
+    (:func:`_rnea_z_lanes` without lanes: for one sample or a few, where the lanes' loop set-ups
+    cost more than the arithmetic). Work arrays from :func:`_z_one_work`."""
+    n = parents.shape[0]
+    kinds, RH, pH, M, Tw, g0 = z_model_arrays(zgeo, n)
+    has_w = wext.shape[1] > 0
+    for i in range(n):
+        p = parents[i]
+        rev = kinds[i] == 0.0
+        for k in range(K + 1):
+            wc[k] = jet[b, k + 1, i] / fact[k]
+        t = jet[b, 0, i]
+        if rev:  # exp(-i q): (k+1) E_{k+1} = -i sum_j wc_j E_{k-j}
+            E[i, 0, 0], E[i, 0, 1] = math.cos(t), -math.sin(t)
+            for k in range(K):
+                a0 = a1 = 0.0
+                for j in range(k + 1):
+                    a0 += wc[j] * E[i, k - j, 0]
+                    a1 += wc[j] * E[i, k - j, 1]
+                c = 1.0 / (k + 1)
+                E[i, k + 1, 0], E[i, k + 1, 1] = a1 * c, -a0 * c
+        else:  # q's coefficients
+            E[i, 0, 0] = t
+            for k in range(1, K + 1):
+                E[i, k, 0] = wc[k - 1] * (1.0 / k)
+        R = RH[i]
+        q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
+        # twists: Y_k = Ad(H) V_p,k, then the joint motion, + wc_k Z
+        for k in range(K + 1):
+            if p >= 0:
+                a0, a1, a2 = V[p, k, 0], V[p, k, 1], V[p, k, 2]
+                b0, b1, b2 = V[p, k, 3], V[p, k, 4], V[p, k, 5]
+                r0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+                r1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+                r2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+                Y[k, 0], Y[k, 1], Y[k, 2] = r0, r1, r2
+                Y[k, 3] = R[0, 0] * b0 + R[0, 1] * b1 + R[0, 2] * b2 + q1 * r2 - q2 * r1
+                Y[k, 4] = R[1, 0] * b0 + R[1, 1] * b1 + R[1, 2] * b2 + q2 * r0 - q0 * r2
+                Y[k, 5] = R[2, 0] * b0 + R[2, 1] * b1 + R[2, 2] * b2 + q0 * r1 - q1 * r0
+            else:
+                for r in range(6):
+                    Y[k, r] = 0.0
+            if rev:
+                x0 = x1 = x3 = x4 = 0.0
+                for j in range(k + 1):
+                    m = k - j
+                    c, sn = E[i, j, 0], E[i, j, 1]
+                    x0 += c * Y[m, 0] - sn * Y[m, 1]
+                    x1 += sn * Y[m, 0] + c * Y[m, 1]
+                    x3 += c * Y[m, 3] - sn * Y[m, 4]
+                    x4 += sn * Y[m, 3] + c * Y[m, 4]
+                V[i, k, 0], V[i, k, 1], V[i, k, 2] = x0, x1, Y[k, 2] + wc[k]
+                V[i, k, 3], V[i, k, 4], V[i, k, 5] = x3, x4, Y[k, 5]
+            else:
+                x3, x4 = Y[k, 3], Y[k, 4]
+                for j in range(k + 1):
+                    qj = E[i, j, 0]
+                    x3 += qj * Y[k - j, 1]
+                    x4 -= qj * Y[k - j, 0]
+                V[i, k, 0], V[i, k, 1], V[i, k, 2] = Y[k, 0], Y[k, 1], Y[k, 2]
+                V[i, k, 3], V[i, k, 4], V[i, k, 5] = x3, x4, Y[k, 5] + wc[k]
+        # gravity: the linear part of (0, -g) moved along the tree
+        for k in range(K):
+            if p >= 0:
+                a0, a1, a2 = G[p, k, 0], G[p, k, 1], G[p, k, 2]
+            elif k == 0:
+                a0, a1, a2 = g0[0], g0[1], g0[2]
+            else:
+                a0 = a1 = a2 = 0.0
+            Y[k, 0] = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+            Y[k, 1] = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+            Y[k, 2] = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+            if rev:
+                x0 = x1 = 0.0
+                for j in range(k + 1):
+                    c, sn = E[i, j, 0], E[i, j, 1]
+                    x0 += c * Y[k - j, 0] - sn * Y[k - j, 1]
+                    x1 += sn * Y[k - j, 0] + c * Y[k - j, 1]
+                G[i, k, 0], G[i, k, 1], G[i, k, 2] = x0, x1, Y[k, 2]
+            else:
+                G[i, k, 0], G[i, k, 1], G[i, k, 2] = Y[k, 0], Y[k, 1], Y[k, 2]
+        # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
+        for k in range(K):
+            for r in range(6):
+                t = 0.0
+                for c in range(6):
+                    t += M[i, r, c] * V[i, k, c]
+                h[k, r] = t
+        for k in range(K):
+            for r in range(6):
+                t = 0.0
+                for c in range(6):
+                    dv = (k + 1.0) * V[i, k + 1, c]
+                    if c >= 3:
+                        dv += G[i, k, c - 3]
+                    t += M[i, r, c] * dv
+                if has_w:
+                    for c in range(6):
+                        t -= Tw[i, r, c] * wext[k, b, i, c]
+                W[i, k, r] = t
+            for j in range(k + 1):
+                m = k - j
+                u0, u1, u2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
+                y0, y1, y2 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
+                L0, L1, L2, F0, F1, F2 = h[m, 0], h[m, 1], h[m, 2], h[m, 3], h[m, 4], h[m, 5]
+                W[i, k, 0] += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
+                W[i, k, 1] += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
+                W[i, k, 2] += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
+                W[i, k, 3] += u1 * F2 - u2 * F1
+                W[i, k, 4] += u2 * F0 - u0 * F2
+                W[i, k, 5] += u0 * F1 - u1 * F0
+    for i in range(n - 1, -1, -1):
+        rev = kinds[i] == 0.0
+        z = 2 if rev else 5
+        for k in range(K):
+            out[b, k, i] = W[i, k, z] * fact[k]
+        p = parents[i]
+        if p < 0:
+            continue
+        R = RH[i]
+        q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
+        for k in range(K):
+            # the joint motion transposed: exp(+i q) on (x, y), or t += q e_z x f
+            if rev:
+                t0 = t1 = f0 = f1 = 0.0
+                for j in range(k + 1):
+                    m = k - j
+                    c, sn = E[i, j, 0], E[i, j, 1]
+                    t0 += c * W[i, m, 0] + sn * W[i, m, 1]
+                    t1 += c * W[i, m, 1] - sn * W[i, m, 0]
+                    f0 += c * W[i, m, 3] + sn * W[i, m, 4]
+                    f1 += c * W[i, m, 4] - sn * W[i, m, 3]
+            else:
+                t0, t1, f0, f1 = W[i, k, 0], W[i, k, 1], W[i, k, 3], W[i, k, 4]
+                for j in range(k + 1):
+                    qj = E[i, j, 0]
+                    t0 -= qj * W[i, k - j, 4]
+                    t1 += qj * W[i, k - j, 3]
+            t2, f2 = W[i, k, 2], W[i, k, 5]
+            # Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)
+            u0 = t0 + f1 * q2 - f2 * q1
+            u1 = t1 + f2 * q0 - f0 * q2
+            u2 = t2 + f0 * q1 - f1 * q0
+            W[p, k, 0] += R[0, 0] * u0 + R[1, 0] * u1 + R[2, 0] * u2
+            W[p, k, 1] += R[0, 1] * u0 + R[1, 1] * u1 + R[2, 1] * u2
+            W[p, k, 2] += R[0, 2] * u0 + R[1, 2] * u1 + R[2, 2] * u2
+            W[p, k, 3] += R[0, 0] * f0 + R[1, 0] * f1 + R[2, 0] * f2
+            W[p, k, 4] += R[0, 1] * f0 + R[1, 1] * f1 + R[2, 1] * f2
+            W[p, k, 5] += R[0, 2] * f0 + R[1, 2] * f1 + R[2, 2] * f2
+
+
+@_njit
+def _rnea_z_samples(parents, zgeo, jet, K, wext, out, fact):
+    """:func:`_rnea_z_one` on every sample of the batch, the work arrays allocated once."""
+    n = parents.shape[0]
+    buf = np.empty(n * (K + 1) * 8 + n * K * 9 + (K + 1) * 7 + K * 6)
+    o1, o2, o3 = n * (K + 1) * 2, n * (K + 1) * 8, n * (K + 1) * 8 + n * K * 3
+    o4 = o3 + n * K * 6
+    E = buf[:o1].reshape((n, K + 1, 2))
+    V = buf[o1:o2].reshape((n, K + 1, 6))
+    G = buf[o2:o3].reshape((n, K, 3))
+    W = buf[o3:o4].reshape((n, K, 6))
+    Y = buf[o4:o4 + (K + 1) * 6].reshape((K + 1, 6))
+    h = buf[o4 + (K + 1) * 6:o4 + (K + 1) * 6 + K * 6].reshape((K, 6))
+    wc = buf[o4 + (K + 1) * 6 + K * 6:]
+    for b in range(jet.shape[0]):
+        _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc)
