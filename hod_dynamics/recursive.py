@@ -159,12 +159,39 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     (Floating models: :func:`hod_dynamics.floating.time_derivatives_floating`.)
     """
     compiled = resolve_backend(backend) == "numba"
+    if compiled and not wrenches:
+        tau = _compiled_call(model, qjet, order)
+        if tau is not None:
+            return tau
     jet = check_jet(model, qjet, order + 3, finite=not compiled)
     batch = jet.shape[:-2]
     flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
     out, _ = recursion(model, flat, order + 1, batch, wrenches, compiled,
                        refuse=lambda: check_jet(model, qjet, order + 3))
     return out.reshape(batch + (order + 1, model.n_dof))
+
+
+def _compiled_call(model, qjet, order):
+    """The common call (a node's or a controller's: one sample or a small batch, a float64
+    C-contiguous jet of the right shape, a fixed base, no wrenches) in one kernel call, with
+    only the checks that call needs (the kernel tests finiteness as it reads); None for
+    anything else, which the general path validates (with its error messages)."""
+    if (type(qjet) is not np.ndarray or qjet.dtype != np.float64 or not qjet.flags.c_contiguous
+            or not qjet.flags.writeable or model.floating):
+        return None
+    n = model.n_dof
+    if qjet.shape[-2:] != (order + 3, n):
+        return None
+    batch = qjet.shape[:-2]
+    B = batch_size(batch)
+    if B >= 2 * MIN_CHUNK:  # worth threads
+        return None
+    out = np.empty(batch + (order + 1, n))
+    if not kernels().rnea_jets(*_kernel_geometry(model), qjet.reshape((B, order + 3, n)),
+                               order + 1, _NO_WRENCH, out.reshape((B, order + 1, n))):
+        check_jet(model, qjet, order + 3)  # names the NaN or infinity the kernel met
+        raise InputError("qjet holds a non-finite value")  # not reached after check_jet
+    return out
 
 
 def recursion(model, flat, K, batch, wrenches, compiled, refuse=None, root=None):
