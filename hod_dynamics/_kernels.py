@@ -65,6 +65,41 @@ LANES = 128  # measured: 128 to 160 lanes run fastest (64: 20 % slower on TALOS,
 ONE_BY_ONE_BELOW = 16  # measured: fewer samples run faster one by one, without lanes
 
 
+# sin and cos that LLVM can vectorise over the lanes (libm's are calls, one sample at a time:
+# a tenth of a batch's time): Cody-Waite reduction by pi/2 in three parts (the first two of
+# 33 bits, so k * part is exact for |k| < 2**20) and the minimax polynomials of fdlibm's
+# __kernel_sin and __kernel_cos on [-pi/4, pi/4]. Within 2 ulp of libm (1.1e-16 absolute,
+# measured on 10 million angles up to 1e5 rad); beyond SINCOS_LIMIT rad the callers use libm.
+_PIO2_1, _PIO2_2, _PIO2_3 = 1.5707963267341256, 6.077100506303966e-11, 2.0222662487959506e-21
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+_TWO_OVER_PI = 0.6366197723675814
+SINCOS_LIMIT = 1e5
+
+
+@_inline
+def sincos(x):
+    """(sin x, cos x) for |x| <= SINCOS_LIMIT (see the constants above). The quadrant picks
+    the signs and the swap by arithmetic on exact small floats, not by branches or integers:
+    LLVM then vectorises a loop calling it (2.7 ns per angle instead of libm's ~15)."""
+    k = math.floor(x * _TWO_OVER_PI + 0.5)
+    r = ((x - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
+    z = r * r
+    s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    c = w + (((1.0 - w) - hz) + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6))))))
+    q = k - 4.0 * math.floor(k * 0.25)  # quadrant 0..3
+    half = math.floor(q * 0.5)
+    odd = q - 2.0 * half  # 1 in quadrants 1 and 3: sin and cos swap
+    e = math.floor((q + 1.0) * 0.5)
+    sign_c = 1.0 - 2.0 * (e - 2.0 * math.floor(e * 0.5))  # -1 in quadrants 1 and 2
+    sign_s = 1.0 - 2.0 * half  # -1 in quadrants 2 and 3
+    return sign_s * (odd * c + (1.0 - odd) * s), sign_c * (odd * s + (1.0 - odd) * c)
+
+
 @_njit
 def _ad_screw(X, SR, SP, scale, AR, AP, i, k, S):
     """Ad_k = scale * ad(X) [[SR, 0], [SP, SR]]: R = w~ SR, P = v~ SR + w~ SP (lanes S)."""
@@ -668,10 +703,17 @@ def _z_motion(jet, b0, i, rev, wc, E, a, K, S):
     imaginary) rows, from (k+1) E_{k+1} = -i sum_j wc_j E_{k-j}; prismatic: E[i, k, 0] the
     coefficients of q."""
     if rev:
+        for s in range(S):  # the angles side by side first: the next loop is then vectorised
+            a[0, s] = jet[b0 + s, 0, i]
         for s in range(S):
-            t = jet[b0 + s, 0, i]
-            E[i, 0, 0, s] = math.cos(t)
-            E[i, 0, 1, s] = -math.sin(t)
+            sn, cs = sincos(a[0, s])
+            E[i, 0, 0, s] = cs
+            E[i, 0, 1, s] = -sn
+        for s in range(S):  # rare: libm beyond the range of sincos
+            t = a[0, s]
+            if abs(t) > SINCOS_LIMIT:
+                E[i, 0, 0, s] = math.cos(t)
+                E[i, 0, 1, s] = -math.sin(t)
         for k in range(K):
             for s in range(S):
                 a[0, s] = wc[0, s] * E[i, k, 0, s]
@@ -934,7 +976,11 @@ def _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc)
             wc[k] = jet[b, k + 1, i] / fact[k]
         t = jet[b, 0, i]
         if rev:  # exp(-i q): (k+1) E_{k+1} = -i sum_j wc_j E_{k-j}
-            E[i, 0, 0], E[i, 0, 1] = math.cos(t), -math.sin(t)
+            if abs(t) <= SINCOS_LIMIT:  # as in the batches
+                sn, cs = sincos(t)
+                E[i, 0, 0], E[i, 0, 1] = cs, -sn
+            else:
+                E[i, 0, 0], E[i, 0, 1] = math.cos(t), -math.sin(t)
             for k in range(K):
                 a0 = a1 = 0.0
                 for j in range(k + 1):
