@@ -531,28 +531,43 @@ def model_arrays(geometry, n):
 
 @_njit
 def rnea_jets(parents, geometry, jet, K, wext, out):
-    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
-    one below ``ONE_BY_ONE_BELOW`` samples).
+    """tau jets by Newton-Euler on Taylor coefficients, in joint-aligned body frames (see
+    :func:`_rnea_z_lanes`), ``LANES`` samples at a time (one by one below
+    ``ONE_BY_ONE_BELOW`` samples), for a model whose screws all have such frames (flag 1.0 in
+    ``geometry``; :func:`rnea_jets_general` otherwise: it is compiled only when used).
 
-    ``parents`` (n,) int; ``geometry`` the model's arrays end to end (:func:`model_arrays`):
-    ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``, ``inertias`` (n, 6, 6),
-    ``g0`` (6,) base acceleration ``(0, -g)`` (one argument rather than five: numba converts
-    every array argument on every call, ~0.1 us apiece, which a single sample notices);
-    ``jet`` (B, >=K+2, n) derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
-    with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
-    not coefficients) and returns True; returns False, computing nothing, when the rows it
-    reads hold a NaN or an infinity.
+    ``parents`` (n,) int; ``geometry`` the model's arrays end to end
+    (:func:`hod_dynamics.recursive._kernel_geometry`): those of :func:`model_arrays`, the flag,
+    those of :func:`z_model_arrays` (one argument rather than a dozen: numba converts every
+    array argument on every call, ~0.1 us apiece, which a single sample notices); ``jet``
+    (B, >=K+2, n) derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor
+    coefficients with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1)
+    (derivatives, not coefficients) and returns True; returns False, computing nothing, when
+    the rows it reads hold a NaN or an infinity.
     """
+    n = parents.shape[0]
+    if not _jet_finite(jet, K + 2):
+        return False
+    fact = _factorials(K + 2)
+    if jet.shape[0] < ONE_BY_ONE_BELOW:
+        _rnea_z_samples(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
+    else:
+        _rnea_z_lanes(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
+    return True
+
+
+@_njit
+def rnea_jets_general(parents, geometry, jet, K, wext, out):
+    """:func:`rnea_jets` in the general form (the Ad coefficients as 3x3 blocks, from
+    ``screws``, ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``, ``inertias`` (n, 6, 6), ``g0``
+    (6,) base acceleration ``(0, -g)``: :func:`model_arrays`): for screws with a pitch, which
+    have no joint-aligned frame."""
     B = jet.shape[0]
     n = parents.shape[0]
     screws, R0, P0, inertias, g0 = model_arrays(geometry, n)
     if not _jet_finite(jet, K + 2):
         return False
     fact = _factorials(K + 2)
-    z_frames = geometry[60 * n + 6] > 0.0  # joint-aligned frames (see _rnea_z_lanes)
-    if z_frames and B < ONE_BY_ONE_BELOW:
-        _rnea_z_samples(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
-        return True
     if B < ONE_BY_ONE_BELOW:
         R, P, V1, G1, W1, h1, wc1, E1 = _one_by_one_work(n, K)
         for b in range(B):
@@ -560,13 +575,9 @@ def rnea_jets(parents, geometry, jet, K, wext, out):
                       V1, G1, W1, h1, wc1, E1, np.zeros((0, 1, 6)), np.zeros((0, 1, 3)),
                       np.zeros((1, 6)))  # a fixed base: no root arrays
         return True
-    if z_frames:
-        _rnea_z_lanes(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
-        return True
     _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, False,
                 np.zeros((0, 4)), g0[3:], np.zeros((0, 1, 6)), np.zeros((0, 1, 6)))
     return True
-
 
 
 @_njit

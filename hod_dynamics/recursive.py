@@ -187,8 +187,9 @@ def _compiled_call(model, qjet, order):
     if B >= 2 * MIN_CHUNK:  # worth threads
         return None
     out = np.empty(batch + (order + 1, n))
-    if not kernels().rnea_jets(*_kernel_geometry(model), qjet.reshape((B, order + 3, n)),
-                               order + 1, _NO_WRENCH, out.reshape((B, order + 1, n))):
+    kernel, parents, geometry = _rnea_kernel(model)
+    if not kernel(parents, geometry, qjet.reshape((B, order + 3, n)), order + 1, _NO_WRENCH,
+                  out.reshape((B, order + 1, n))):
         check_jet(model, qjet, order + 3)  # names the NaN or infinity the kernel met
         raise InputError("qjet holds a non-finite value")  # not reached after check_jet
     return out
@@ -265,7 +266,8 @@ def _rnea_numba(model, jet, K, wext, out, root=None):
     Returns False (out unfinished) when the jet holds a NaN or an infinity."""
     wext = _NO_WRENCH if wext is None else kernel_array(wext)
     if root is None:
-        return kernels().rnea_jets(*_kernel_geometry(model), kernel_array(jet), K, wext, out)
+        kernel, parents, geometry = _rnea_kernel(model)
+        return kernel(parents, geometry, kernel_array(jet), K, wext, out)
     quat, vbase, base = root
     return kernels().rnea_floating(*_kernel_model(model), *_kernel_base(model),
                                    kernel_array(jet), kernel_array(quat), kernel_array(vbase), K,
@@ -287,9 +289,19 @@ def _kernel_model(model):
 @per_model
 def _kernel_geometry(model):
     """``(parents, geometry)``: the model arrays of :func:`_kernel_model` but the parents end
-    to end in one flat array, the form ``rnea_jets`` takes (fewer arguments to convert)."""
+    to end in one flat array, then those of :func:`_z_geometry`: the form ``rnea_jets`` and
+    ``rnea_jets_general`` take (fewer arguments to convert)."""
     parents, *arrays = _kernel_model(model)
     return parents, np.concatenate([a.ravel() for a in arrays] + [_z_geometry(model)])
+
+
+@per_model
+def _rnea_kernel(model):
+    """``(kernel, parents, geometry)``: ``rnea_jets`` (joint-aligned frames) or, for a model
+    with a pitched screw, ``rnea_jets_general``, and its arguments (:func:`_kernel_geometry`)."""
+    parents, geometry = _kernel_geometry(model)
+    aligned = geometry[60 * model.n_dof + 6] > 0.0
+    return (kernels().rnea_jets if aligned else kernels().rnea_jets_general), parents, geometry
 
 
 def _joint_frames(model):
