@@ -1,15 +1,21 @@
 """Compiled (numba) kernels of the first- and second-order partials of inverse dynamics.
 
-Loops over samples, bodies and directions implementing exactly the formulas of
-:mod:`hod_dynamics.partials` (world-frame state, its tangents along the unit directions of q and
-qd, and the assembly of d tau_i / d x_j and their tangents); see that module for the maths.
-Structure exploited (same numbers to rounding): tangents along qd leave S and the inertias
-unchanged (their terms are skipped); d2tau/dq dq (symmetric in (j, k)) and dM/dq (in (i, j))
-are computed on one half and mirrored, so they are exactly symmetric; d2tau/dqd dqd comes from
-dM/dq through the Christoffel symbols (the numpy path assembles it from tangents, so the tests
-comparing the backends check that identity too).
+First order: loops over samples and bodies implementing exactly the formulas of
+:mod:`hod_dynamics.partials` (world-frame state and the assembly of d tau_i / d x_j).
+
+Second order: the backward pass of Singh, Russell and Wensing (2022), "Analytical second-order
+partial derivatives of rigid-body inverse dynamics", on the same world-frame state, O(n d^2)
+for a tree of depth d, where the numpy path differentiates the first-order assembly along every
+direction (O(n^3) tangents): two formulations, which the tests comparing the backends tie
+together. Structure exploited: the symmetric halves are written as copies; only the entries of
+triples on one path to the base are computed, the rest (structurally zero) zeroed from a list
+made once per model; the paper's per-pair vectors are cut from 13 to 7 by the symmetry of
+ad*(S) Ic - Ic ad(S) and the skew-symmetry of cmf(Ic S) (see the comment above
+:func:`_body_terms`).
+
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 """
+import types
 
 import numpy as np
 
@@ -59,30 +65,7 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
         S[l, 3] += p1 * w2 - p2 * w1
         S[l, 4] += p2 * w0 - p0 * w2
         S[l, 5] += p0 * w1 - p1 * w0
-        # Ad(T^-1) = [[R^T, 0], [-R^T p~, R^T]]
-        for r in range(3):
-            a0, a1, a2 = RT[l, 0, r], RT[l, 1, r], RT[l, 2, r]
-            for c in range(3):
-                Ai[r, c] = RT[l, c, r]
-                Ai[r, c + 3] = 0.0
-                Ai[r + 3, c + 3] = RT[l, c, r]
-            # (R^T p~)[r, c] = (p x e_c) . R[:, r]
-            Ai[r + 3, 0] = -(a1 * p2 - a2 * p1)
-            Ai[r + 3, 1] = -(a2 * p0 - a0 * p2)
-            Ai[r + 3, 2] = -(a0 * p1 - a1 * p0)
-        # I = Ai^T M Ai
-        for r in range(6):
-            for c in range(6):
-                t = 0.0
-                for k in range(6):
-                    t += inertias[l, r, k] * Ai[k, c]
-                MA[r, c] = t
-        for r in range(6):
-            for c in range(6):
-                t = 0.0
-                for k in range(6):
-                    t += Ai[k, r] * MA[k, c]
-                I[l, r, c] = t
+        _world_inertia(inertias, l, RT, p0, p1, p2, MA, I)
         if par < 0 or l < base:
             _lin(Vp, l, G, 1, 0.0, G, 1, 0.0)
             _lin(Ap, l, G, 0, 1.0, G, 1, 0.0)
@@ -111,6 +94,45 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
         _mv_r(I, l, A, l, F, l, 0)
         _adstar_r(V, l, h, l, F, l, 1)
     _subtree_sums(parents, 1, hc, F, Ic, Bc)
+
+
+@_inline
+def _world_inertia(inertias, l, RT, p0, p1, p2, MA, I):
+    """I[l] = the spatial inertia inertias[l] = [[J, h~], [-h~, m 1]] (about the body
+    frame's origin, (angular, linear)) expressed in the world frame, the body frame being at
+    (RT[l], p): [[J', h'~], [-h'~, m 1]] with h' = R h + m p and, by the parallel-axis
+    theorem, J' = R J R^T + m (|p|^2 1 - p p^T) + 2 (p . g) 1 - g p^T - p g^T (g = R h).
+    A quarter of the work of the 6x6 congruence Ad^-T M Ad^-1. MA (6, 6) scratch."""
+    m = inertias[l, 3, 3]
+    h0, h1, h2 = inertias[l, 2, 4], inertias[l, 0, 5], inertias[l, 1, 3]
+    for r in range(3):
+        for c in range(3):
+            MA[r, c] = (RT[l, r, 0] * inertias[l, 0, c] + RT[l, r, 1] * inertias[l, 1, c]
+                        + RT[l, r, 2] * inertias[l, 2, c])
+    g0 = RT[l, 0, 0] * h0 + RT[l, 0, 1] * h1 + RT[l, 0, 2] * h2
+    g1 = RT[l, 1, 0] * h0 + RT[l, 1, 1] * h1 + RT[l, 1, 2] * h2
+    g2 = RT[l, 2, 0] * h0 + RT[l, 2, 1] * h1 + RT[l, 2, 2] * h2
+    pp, pg = p0 * p0 + p1 * p1 + p2 * p2, p0 * g0 + p1 * g1 + p2 * g2
+    MA[3, 0], MA[3, 1], MA[3, 2] = p0, p1, p2
+    MA[4, 0], MA[4, 1], MA[4, 2] = g0, g1, g2
+    diag = m * pp + 2.0 * pg
+    for r in range(3):
+        for c in range(r, 3):
+            t = (MA[r, 0] * RT[l, c, 0] + MA[r, 1] * RT[l, c, 1] + MA[r, 2] * RT[l, c, 2]
+                 - m * MA[3, r] * MA[3, c] - MA[4, r] * MA[3, c] - MA[3, r] * MA[4, c])
+            if r == c:
+                t += diag
+            I[l, r, c] = I[l, c, r] = t
+    e0, e1, e2 = g0 + m * p0, g1 + m * p1, g2 + m * p2
+    for r in range(3):
+        for c in range(3):
+            I[l, r + 3, c + 3] = m if r == c else 0.0
+    I[l, 0, 3], I[l, 0, 4], I[l, 0, 5] = 0.0, -e2, e1
+    I[l, 1, 3], I[l, 1, 4], I[l, 1, 5] = e2, 0.0, -e0
+    I[l, 2, 3], I[l, 2, 4], I[l, 2, 5] = -e1, e0, 0.0
+    for r in range(3):
+        for c in range(3):
+            I[l, r + 3, c] = -I[l, r, c + 3]
 
 
 @_njit
@@ -222,268 +244,290 @@ def _lin(O, io, A, ia, a, B, ib, b):
         O[io, r] = a * A[ia, r] + b * B[ib, r]
 
 
-@_njit
-def _tangent(parents, anc, wrt_q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h,
-             dS, dSd, dalpha, dIc, dBc, dhc, dF, dV, dA, Z, N):
-    """Tangents along dq = e_m (wrt_q) or dqd = e_m for every body l and direction m, rows
-    l * n + m (see partials._tangent); ``anc[l, m]``: m is l or an ancestor of l; Z (1, 6)
-    zeros, N (6, 6) scratch. The composites dIc, dBc, dhc, dF are summed over subtrees; along
-    qd the inertias do not change and dIc is neither written nor meant to be read."""
-    n = S.shape[0]
-    for m in range(n):
-        for l in range(n):
-            par = parents[l]
-            row = l * n + m
-            if not anc[l, m]:
-                # m is not on the path of l: nothing of body l depends on q_m or qd_m
-                for r in range(6):
-                    dS[row, r] = dSd[row, r] = dalpha[row, r] = dV[row, r] = dA[row, r] = 0.0
-                    dhc[row, r] = dF[row, r] = 0.0
-                    for c in range(6):
-                        dBc[row, r, c] = 0.0
-                        if wrt_q:
-                            dIc[row, r, c] = 0.0
-                continue
-            if par >= 0:
-                PV, PA, pr = dV, dA, par * n + m
-            else:
-                PV, PA, pr = Z, Z, 0
-            if wrt_q:
-                _ad_r(S, m, S, l, dS, row, 0)  # U_l = S_m moves body l
-            else:
-                for r in range(6):
-                    dS[row, r] = 0.0
-            on_l = 1.0 if (m == l and not wrt_q) else 0.0
-            for r in range(6):
-                dV[row, r] = PV[pr, r] + dS[row, r] * qd[l] + on_l * S[l, r]
-            # dSd = -ad(S) dVp + ad(Vp) dS
-            _ad_r(PV, pr, S, l, dSd, row, 0)
-            if wrt_q:  # dS = 0 along qd
-                _ad_r(Vp, l, dS, row, dSd, row, 1)
-            for r in range(6):
-                dA[row, r] = (PA[pr, r] + dS[row, r] * qdd[l] + dSd[row, r] * qd[l]
-                              + on_l * Sd[l, r])
-            # dalpha = -ad(S) dAp + ad(Ap) dS - ad(Sd) dVp + ad(Vp) dSd
-            _ad_r(PA, pr, S, l, dalpha, row, 0)
-            if wrt_q:
-                _ad_r(Ap, l, dS, row, dalpha, row, 1)
-            _ad_r(PV, pr, Sd, l, dalpha, row, 1)
-            _ad_r(Vp, l, dSd, row, dalpha, row, 1)
-            # dh = I dV + dI V, dId = rate(dV, I) + (N + N^T, N = ad*(V) dI),
-            # df = I dA + dI A + ad*(dV) h + ad*(V) dh, with dI = rate(S_m, I) (wrt q)
-            _mv_r(I, l, dV, row, dhc, row, 0)
-            _sym_adstar(dV, row, I, l, dBc, row, 0, N)
-            _mv_r(I, l, dA, row, dF, row, 0)
-            _adstar_r(dV, row, h, l, dF, row, 1)
-            if wrt_q:
-                _sym_adstar(S, m, I, l, dIc, row, 0, N)
-                _mv_r(dIc, row, V, l, dhc, row, 1)
-                _mv_r(dIc, row, A, l, dF, row, 1)
-                _sym_adstar(V, l, dIc, row, dBc, row, 1, N)
-            _adstar_r(V, l, dhc, row, dF, row, 1)
-    _subtree_sums(parents, n, dhc, dF, dIc, dBc, wrt_q)
+# -- second order: the backward pass of Singh, Russell and Wensing (2022) ------------------------
+# For each body i (leaf to root, composites of its subtree), each ancestor j of i (i included)
+# and each ancestor k of j (j included), the entries of the four tensors at the permutations of
+# (i, j, k) are dot products of per-pair vectors with the motion subspace S_k and its two
+# world-frame rates psid_k = ad(V_parent) S_k and psidd_k = ad(A_parent) S_k + ad(V_parent) psid_k
+# (for a 1-DoF joint the paper's phid_k = ad(V_k) S_k equals psid_k, since ad(S_k) S_k = 0).
+# Entries of triples that are not on one path to the base are structurally zero.
+#
+# Symmetries used beyond the paper's: r1 = ad*(S_i) Ic - Ic ad(S_i) is symmetric and
+# r0 = cmf(Ic S_i) skew, so S_j^T r1, r1 S_j and (r1 +- r0) S_j need two products, not four;
+# the paper's 13 vectors per (i, j) reduce to 7 applied to S_k, 4 to psid_k and 2 to psidd_k.
 
 
 @_njit
-def _pq(moves, S, Ic, Bc, hc, dS, dIc, dBc, dhc, P, Q, dP, dQ):
-    """P = Ic S, Q = Bc S - ad*(S) hc and their tangents (rows i * n + m)
-    dP = dIc S + Ic dS, dQ = dBc S + Bc dS - ad*(dS) hc - ad*(S) dhc: shared by the assemblies
-    that use the same tangent. ``moves``: a tangent along q (else along qd: dS = dIc = 0)."""
-    n = S.shape[0]
-    for i in range(n):
-        _mv_r(Ic, i, S, i, P, i, 0)
-        _mv_r(Bc, i, S, i, Q, i, 0)
-        _adstar_r(S, i, hc, i, Q, i, -1)
-        for m in range(n):
-            row = i * n + m
-            _mv_r(dBc, row, S, i, dQ, row, 0)
-            _adstar_r(S, i, dhc, row, dQ, row, -1)
-            if moves:
-                _mv_r(dIc, row, S, i, dP, row, 0)
-                _mv_r(Ic, i, dS, row, dP, row, 1)
-                _mv_r(Bc, i, dS, row, dQ, row, 1)
-                _adstar_r(dS, row, hc, i, dQ, row, -1)
-            else:
-                _put(dP, row, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+def _cmf_add(f, io, O, im):
+    """O[im] += cmf(f[io]), the 6x6 matrix X with X v = ad*(v) f (skew-symmetric):
+    [[-n~, -l~], [-l~, 0]] for the wrench f = (n, l)."""
+    for blk in range(3):  # the blocks (0, 0) <- n, (0, 3) and (3, 0) <- l
+        r0, c0, x = (0, 0, 0) if blk == 0 else ((0, 3, 3) if blk == 1 else (3, 0, 3))
+        x0, x1, x2 = f[io, x], f[io, x + 1], f[io, x + 2]
+        O[im, r0, c0 + 1] += x2
+        O[im, r0, c0 + 2] -= x1
+        O[im, r0 + 1, c0] -= x2
+        O[im, r0 + 1, c0 + 2] += x0
+        O[im, r0 + 2, c0] += x1
+        O[im, r0 + 2, c0 + 1] -= x0
 
 
 @_njit
-def _transpose(X, T, n):
-    """T[l, r, m] = X[l * n + m, r] for X (n * n, 6), T (n, 6, n)."""
-    for l in range(n):
-        for m in range(n):
-            for r in range(6):
-                T[l, r, m] = X[l * n + m, r]
-
-
-@_njit
-def _assemble(anc, wrt, moves, sym, S, Sd, alpha, Ic, Bc, hc, F, dS, dSd, dalpha, dIc, dBc, dhc,
-              dF, out, x, y, z, dx, dy, dz, dP, dQ, Q, P, w, dw, Z, T):
-    """out[i, j, m]: tangent along direction m of d tau_i / d wrt_j (see
-    partials._assemble_tangent); wrt 0: q, 1: qd, 2: qdd; tangent rows j * n + m; P, Q, dP,
-    dQ from :func:`_pq` of the same tangent; ``moves``: the tangent is along q (along qd,
-    dS = dIc = dP = 0); T (6, n, 6, n) scratch. ``sym`` 1: the tensor is symmetric in (j, m), 2: in (i, j); only one
-    half is computed and the other copied (exactly symmetric results, half the work)."""
-    n = S.shape[0]
-    has_y = wrt != 2
-    dy_on = has_y and (moves or wrt == 0)  # dy = dS for wrt qd, zero along qd
-    for j in range(n):
-        if wrt == 0:
-            _lin(x, j, alpha, j, 1.0, Z, 0, 0.0)
-            _lin(y, j, Sd, j, 1.0, Z, 0, 0.0)
-            _adstar_r(S, j, F, j, z, j, 0)
+def _adstar_cols(A, ia, M, im, transposed, O, io):
+    """O[io] = ad*(A[ia]) M[im] (or ad*(A[ia]) M[im]^T), column by column (6x6)."""
+    a0, a1, a2, a3, a4, a5 = A[ia, 0], A[ia, 1], A[ia, 2], A[ia, 3], A[ia, 4], A[ia, 5]
+    for c in range(6):
+        if transposed:
+            f0, f1, f2 = M[im, c, 0], M[im, c, 1], M[im, c, 2]
+            f3, f4, f5 = M[im, c, 3], M[im, c, 4], M[im, c, 5]
         else:
-            _lin(x, j, Sd, j, 2.0, S, j, 0.0) if wrt == 1 else _lin(x, j, S, j, 1.0, Z, 0, 0.0)
-            _lin(y, j, S, j, 1.0 if wrt == 1 else 0.0, Z, 0, 0.0)
-        for m in range(j + 1 if sym == 1 else n):
-            row = j * n + m
-            if wrt == 0:
-                _lin(dx, row, dalpha, row, 1.0, Z, 0, 0.0)
-                _lin(dy, row, dSd, row, 1.0, Z, 0, 0.0)
-                _adstar_r(dS, row, F, j, dz, row, 0)
-                _adstar_r(S, j, dF, row, dz, row, 1)
-            elif wrt == 1:
-                _lin(dx, row, dSd, row, 2.0, Z, 0, 0.0)
-                _lin(dy, row, dS, row, 1.0, Z, 0, 0.0)
-            else:
-                _lin(dx, row, dS, row, 1.0, Z, 0, 0.0)
-    if sym != 2:  # with (i, j) symmetry the pairs "j below i" are copies: no dw needed
-        for i in range(n):
-            # dw = dIc x + Ic dx + dBc y + Bc dy + ad*(dy) hc + ad*(y) dhc + dz
-            _mv_r(Ic, i, x, i, w, i, 0)
-            if has_y:
-                _mv_r(Bc, i, y, i, w, i, 1)
-                _adstar_r(y, i, hc, i, w, i, 1)
-            if wrt == 0:
-                _lin(w, i, w, i, 1.0, z, i, 1.0)
-            for m in range(i + 1 if sym == 1 else n):
-                row = i * n + m
-                _mv_r(Ic, i, dx, row, dw, row, 0)
-                if moves:
-                    _mv_r(dIc, row, x, i, dw, row, 1)
-                if has_y:
-                    _mv_r(dBc, row, y, i, dw, row, 1)
-                    _adstar_r(y, i, dhc, row, dw, row, 1)
-                if dy_on:
-                    _mv_r(Bc, i, dy, row, dw, row, 1)
-                    _adstar_r(dy, row, hc, i, dw, row, 1)
-                if wrt == 0:
-                    _lin(dw, row, dw, row, 1.0, dz, row, 1.0)
-    # the tangents transposed to [body, component, direction]: in the loops below m is
-    # innermost and contiguous, so the sums of neighbouring (i, j, m) run in SIMD lanes
-    _transpose(dx, T[0], n)
-    _transpose(dP, T[1], n)
-    _transpose(dQ, T[2], n)
-    _transpose(dy, T[3], n)
-    _transpose(dw, T[4], n)
-    _transpose(dS, T[5], n)
-    Tdx, TdP, TdQ, Tdy, Tdw, TdS = T[0], T[1], T[2], T[3], T[4], T[5]
-    for i in range(n):
-        for j in range(n):
-            top = j + 1 if sym == 1 else n
-            if anc[i, j]:  # j is i or an ancestor of i
-                for m in range(top):
-                    v = 0.0
-                    for r in range(6):
-                        v += P[i, r] * Tdx[j, r, m]
-                        if moves:
-                            v += x[j, r] * TdP[i, r, m]
-                        if has_y:
-                            v += y[j, r] * TdQ[i, r, m]
-                        if dy_on:
-                            v += Q[i, r] * Tdy[j, r, m]
-                    out[i, j, m] = v
-            elif anc[j, i] and sym != 2:  # j strictly below i
-                for m in range(top):
-                    v = 0.0
-                    for r in range(6):
-                        v += S[i, r] * Tdw[j, r, m]
-                        if moves:
-                            v += w[j, r] * TdS[i, r, m]
-                    out[i, j, m] = v
-            else:
-                for m in range(top):
-                    out[i, j, m] = 0.0
-    if sym == 1:
-        for i in range(n):
-            for j in range(n):
-                for m in range(j):
-                    out[i, m, j] = out[i, j, m]
-    elif sym == 2:
-        for i in range(n):
-            for j in range(i):
-                if anc[i, j]:
-                    for m in range(n):
-                        out[j, i, m] = out[i, j, m]
+            f0, f1, f2 = M[im, 0, c], M[im, 1, c], M[im, 2, c]
+            f3, f4, f5 = M[im, 3, c], M[im, 4, c], M[im, 5, c]
+        O[io, 0, c] = a1 * f2 - a2 * f1 + a4 * f5 - a5 * f4
+        O[io, 1, c] = a2 * f0 - a0 * f2 + a5 * f3 - a3 * f5
+        O[io, 2, c] = a0 * f1 - a1 * f0 + a3 * f4 - a4 * f3
+        O[io, 3, c] = a1 * f5 - a2 * f4
+        O[io, 4, c] = a2 * f3 - a0 * f5
+        O[io, 5, c] = a0 * f4 - a1 * f3
 
 
 @_njit
-def second_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, qq, vv, qv, dM, v2,
-                    m2, T):
+def _mtv_r(M, im, X, ix, O, io, mode):
+    """O[io] (op)= M[im]^T @ X[ix]."""
+    x0, x1, x2, x3, x4, x5 = X[ix, 0], X[ix, 1], X[ix, 2], X[ix, 3], X[ix, 4], X[ix, 5]
+    _put(O, io, mode, _col(M, im, 0, x0, x1, x2, x3, x4, x5),
+         _col(M, im, 1, x0, x1, x2, x3, x4, x5), _col(M, im, 2, x0, x1, x2, x3, x4, x5),
+         _col(M, im, 3, x0, x1, x2, x3, x4, x5), _col(M, im, 4, x0, x1, x2, x3, x4, x5),
+         _col(M, im, 5, x0, x1, x2, x3, x4, x5))
+
+
+@_njit
+def _col(M, im, k, x0, x1, x2, x3, x4, x5):
+    return (M[im, 0, k] * x0 + M[im, 1, k] * x1 + M[im, 2, k] * x2 + M[im, 3, k] * x3
+            + M[im, 4, k] * x4 + M[im, 5, k] * x5)
+
+
+@_inline
+def _body_terms(i, S, Sd, alpha, Ic, Bc, hc, F, R, w, N):
+    """Per-body matrices and vectors of the backward pass at body i (composites of its
+    subtree, world frame). R[0] = r1 = ad*(S_i) Ic - Ic ad(S_i); R[1] = r3 = ad*(psid_i) Ic
+    - Ic ad(psid_i) + cmf(Ic psid_i) + ad*(S_i) BC - BC ad(S_i); R[2] = BC = Bc + cmf(hc),
+    the composite body-level Coriolis matrix. Rows of w: 0 Ic S_i, 1 BC^T S_i,
+    2 BC psid_i + ad*(S_i) F_i + Ic psidd_i, 3 BC S_i + 2 Ic psid_i, 4 2 ad*(S_i) Ic S_i
+    (the paper's r6 S_i), 5 Ic psid_i. N (2, 6, 6) scratch."""
+    for r in range(6):
+        for c in range(6):
+            R[2, r, c] = Bc[i, r, c]
+    _cmf_add(hc, i, R, 2)
+    _sym_adstar(S, i, Ic, i, R, 0, 0, N[0])
+    _sym_adstar(Sd, i, Ic, i, R, 1, 0, N[0])
+    _mv_r(Ic, i, Sd, i, w, 5, 0)
+    _cmf_add(w, 5, R, 1)
+    # ad*(s) BC - BC ad(s) = ad*(s) BC + (ad*(s) BC^T)^T, as ad(s)^T = -ad*(s)
+    _adstar_cols(S, i, R, 2, False, N, 0)
+    _adstar_cols(S, i, R, 2, True, N, 1)
+    for r in range(6):
+        for c in range(6):
+            R[1, r, c] += N[0, r, c] + N[1, c, r]
+    _mv_r(Ic, i, S, i, w, 0, 0)
+    _mtv_r(R, 2, S, i, w, 1, 0)
+    _mv_r(R, 2, Sd, i, w, 2, 0)
+    _adstar_r(S, i, F, i, w, 2, 1)
+    _mv_r(Ic, i, alpha, i, w, 2, 1)
+    _mv_r(R, 2, S, i, w, 3, 0)
+    _adstar_r(S, i, w, 0, w, 4, 0)
+    for r in range(6):
+        w[3, r] += 2.0 * w[5, r]
+        w[4, r] *= 2.0
+
+
+@_inline
+def _dots(D, row, G, g, U, u, m):
+    """D[row, p] = U[u] . G[g:g + 6, p] for p < m: one dot product per ancestor, contiguous
+    in p (SIMD lanes)."""
+    c0, c1, c2, c3, c4, c5 = U[u, 0], U[u, 1], U[u, 2], U[u, 3], U[u, 4], U[u, 5]
+    for p in range(m):
+        D[row, p] = (c0 * G[g, p] + c1 * G[g + 1, p] + c2 * G[g + 2, p] + c3 * G[g + 3, p]
+                     + c4 * G[g + 4, p] + c5 * G[g + 5, p])
+
+
+@_inline
+def _pair_vectors(pj, G, R, w, U, X):
+    """Rows of U: the vectors of pair (i, j) that meet every ancestor k of j, for s = S_j,
+    ps = psid_j, pss = psidd_j (column pj of G): 0 a = r1 s, 1 b = cmf(Ic S_i) s,
+    2 u1 = r3^T s, 3 u3 = r3 ps + r1 pss + ad*(s) w2, 4 g = ad*(s) w1 + ad*(ps) w0 - r1 ps,
+    5 u6 = r1 ps + ad*(ps) w0 + ad*(s) w3, 6 u7 = r3 s + 2 r1 ps; 8, 9 scratch.
+    X (3, 6) receives s, ps, pss as rows."""
+    for r in range(6):
+        X[0, r], X[1, r], X[2, r] = G[r, pj], G[6 + r, pj], G[12 + r, pj]
+    _mv_r(R, 0, X, 0, U, 0, 0)
+    _adstar_r(X, 0, w, 0, U, 1, 0)
+    _mtv_r(R, 1, X, 0, U, 2, 0)
+    _mv_r(R, 1, X, 1, U, 3, 0)
+    _mv_r(R, 0, X, 2, U, 3, 1)
+    _adstar_r(X, 0, w, 2, U, 3, 1)
+    _mv_r(R, 0, X, 1, U, 8, 0)  # c = r1 ps
+    _adstar_r(X, 1, w, 0, U, 9, 0)  # d = ad*(ps) Ic S_i = cmf(Ic S_i) ps
+    _adstar_r(X, 0, w, 1, U, 4, 0)
+    _mv_r(R, 1, X, 0, U, 6, 0)
+    for r in range(6):
+        c, d = U[8, r], U[9, r]
+        U[4, r] += d - c
+        U[5, r] = c + d
+        U[6, r] += 2.0 * c
+    _adstar_r(X, 0, w, 3, U, 5, 1)
+
+
+@_inline
+def _body_triples(i, paths, depth, S, Sd, alpha, R, w, G, D, U, X, qq, vv, qv, dM):
+    """All entries of body i's triples (i, j, k), k <= j <= i on the path of i to the base
+    (paths[i] lists it root first): qq = d2tau/dq dq, vv = d2tau/dqd dqd, qv = d2tau/dq dqd,
+    dM = dM/dq, (n, n, n) each; G (18, depth), D (13, depth), U (10, 6), X (3, 6) scratch;
+    U[7] = r6 S_i."""
+    d = depth[i]
+    for p in range(d):
+        k = paths[i, p]
+        for r in range(6):
+            G[r, p], G[6 + r, p], G[12 + r, p] = S[k, r], Sd[k, r], alpha[k, r]
+    for pj in range(d):
+        j = paths[i, pj]
+        _pair_vectors(pj, G, R, w, U, X)
+        m = pj + 1
+        # D rows: S_k . (0 a, 1 b, 2 u1, 3 u3, 4 g, 5 u6, 6 u7), psid_k . (7 a, 8 b, 9 u1,
+        # 10 g), psidd_k . (11 a, 12 b)
+        for u in range(7):
+            _dots(D, u, G, 0, U, u, m)
+        _dots(D, 7, G, 6, U, 0, m)
+        _dots(D, 8, G, 6, U, 1, m)
+        _dots(D, 9, G, 6, U, 2, m)
+        _dots(D, 10, G, 6, U, 4, m)
+        _dots(D, 11, G, 12, U, 0, m)
+        _dots(D, 12, G, 12, U, 1, m)
+        for pk in range(m):
+            k = paths[i, pk]
+            Sa, Sb = D[0, pk], D[1, pk]
+            Pa, Pb = D[7, pk], D[8, pk]
+            p1, p2 = Pa - Pb, D[12, pk] + D[10, pk]
+            qq[i, j, k] = p2
+            qv[i, k, j] = -p1
+            if j != i:
+                t = D[9, pk] + D[11, pk]
+                qq[j, k, i] = t
+                qq[j, i, k] = t
+                qv[j, k, i] = p1
+                qv[j, i, k] = D[2, pk] + 2.0 * Pa
+                vv[j, k, i] = vv[j, i, k] = Sa - Sb
+                dM[k, j, i] = dM[j, k, i] = Sa
+            if k != j:
+                S3 = D[3, pk]
+                qq[i, k, j] = p2
+                qq[k, i, j] = S3
+                vv[i, j, k] = vv[i, k, j] = Sb - Sa
+                qv[i, j, k] = D[4, pk] + 2.0 * Pb
+                qv[k, j, i] = D[5, pk]
+                dM[k, i, j] = dM[i, k, j] = Sb
+                if j != i:
+                    qq[k, j, i] = S3
+                    vv[k, i, j] = vv[k, j, i] = Sa + Sb
+                    qv[k, i, j] = D[6, pk]
+                else:
+                    vv[k, j, i] = (U[7, 0] * G[0, pk] + U[7, 1] * G[1, pk] + U[7, 2] * G[2, pk]
+                                   + U[7, 3] * G[3, pk] + U[7, 4] * G[4, pk]
+                                   + U[7, 5] * G[5, pk])
+            else:
+                vv[i, j, k] = -Sa
+
+
+@_njit
+def _zero_runs(runs, qq, vv, qv, dM):
+    """Zero the entries no triple writes: rows (tensor, start, stop) of runs, indices into the
+    flat tensors 0 qq, 1 vv, 2 qv, 3 dM (n^3,) of one sample; runs across rows are merged, so
+    a mostly zero tensor (a branched tree) is cleared at memset speed."""
+    n3 = qq.size
+    fq, fv, fqv, fm = qq.reshape(n3), vv.reshape(n3), qv.reshape(n3), dM.reshape(n3)
+    for r in range(runs.shape[0]):
+        t = runs[r, 0]
+        T = fq if t == 0 else fv if t == 1 else fqv if t == 2 else fm
+        T[runs[r, 1]:runs[r, 2]] = 0.0
+
+
+@_njit
+def second_model(ints, floats):
+    """Views of the model arrays of :func:`second_partials`, packed end to end in two arrays
+    (numba converts every array argument on every call, ~0.1 us apiece: a single sample
+    notices fifteen). ``ints``: n, d, r, parents (n,), depth (n,), paths (n, d) each body's
+    path to the base root first (padded), runs (r, 3) (see :func:`_zero_runs`); ``floats``:
+    screws (n, 6), references (n, 4, 4), inertias (n, 6, 6) and g0 (6,), the base
+    acceleration (0, -g)."""
+    n, d, r = ints[0], ints[1], ints[2]
+    parents, depth = ints[3:3 + n], ints[3 + n:3 + 2 * n]
+    paths = ints[3 + 2 * n:3 + 2 * n + n * d].reshape((n, d))
+    runs = ints[3 + 2 * n + n * d:3 + 2 * n + n * d + 3 * r].reshape((r, 3))
+    screws, refs = floats[:6 * n].reshape((n, 6)), floats[6 * n:22 * n].reshape((n, 4, 4))
+    inertias, g0 = floats[22 * n:58 * n].reshape((n, 6, 6)), floats[58 * n:58 * n + 6]
+    return parents, depth, paths, runs, screws, refs, inertias, g0
+
+
+@_njit
+def second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM):
     """The four tensors (B, n, n, n) qq = d2tau/dq dq, vv = d2tau/dqd dqd, qv = d2tau/dq dqd,
     dM = dM/dq (Pinocchio's index order, see partials.id_second_partials) for q, qd, qdd (B, n),
-    written in place.
-
-    Work arrays of size O(n^2), kept by the caller between calls (:func:`second_workspace`):
-    freshly allocated megabytes cost page faults on every call (the allocator hands large
-    blocks back to the system), more than the arithmetic on a 50-link chain.
+    written in place by the algorithm of Singh, Russell and Wensing (2022): O(n d^2) for
+    depth d. The model: :func:`second_model`. The entries no triple writes (structurally
+    zero) are zeroed from its runs, so the tensors are overwritten entirely at a cost
+    proportional to the zeros alone.
 
     Returns False, leaving them unfinished, when an input holds a NaN or an infinity."""
+    return _second_partials_inlined(ints, floats, q, qd, qdd, qq, vv, qv, dM)
+
+
+@_njit
+def second_partials_one(ints, floats, q, qd, qdd, qq, vv, qv, dM):
+    """:func:`second_partials` of one sample: q, qd, qdd (n,), the tensors (n, n, n)."""
+    n = q.shape[0]
+    return second_partials(ints, floats, q.reshape((1, n)), qd.reshape((1, n)),
+                           qdd.reshape((1, n)), qq.reshape((1, n, n, n)),
+                           vv.reshape((1, n, n, n)), qv.reshape((1, n, n, n)),
+                           dM.reshape((1, n, n, n)))
+
+
+@_inline
+def _second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM):
+    """The body of :func:`second_partials`; its work arrays are views of one allocation."""
+    parents, depth, paths, runs, screws, refs, inertias, g0 = second_model(ints, floats)
     B, n = q.shape
-    # work arrays are views of four blocks (one allocation each instead of ~45)
-    v1, m1 = np.empty((18, n, 6)), np.empty((3, n, 6, 6))
-    S, V, Vp, Sd, A, Ap, h, alpha, hc = v1[0], v1[1], v1[2], v1[3], v1[4], v1[5], v1[6], \
-        v1[7], v1[8]
-    F, x, y, z, w, Pq, Qq, Pv, Qv = v1[9], v1[10], v1[11], v1[12], v1[13], v1[14], v1[15], \
-        v1[16], v1[17]
+    dmax = paths.shape[1]
+    work = np.empty(180 * n + 31 * dmax + 393)
+    v1, o = work[:60 * n].reshape((10, n, 6)), 60 * n
+    S, V, Vp, Sd, A, Ap, h, alpha, hc, F = v1[0], v1[1], v1[2], v1[3], v1[4], v1[5], v1[6], \
+        v1[7], v1[8], v1[9]
+    m1, o = work[o:o + 108 * n].reshape((3, n, 6, 6)), o + 108 * n
     I, Ic, Bc = m1[0], m1[1], m1[2]
-    # tangents along q (suffix q) and qd (suffix v): rows l * n + m (body, direction)
-    dSq, dSdq, dalq, dhcq, dFq, dVq, dAq = v2[0], v2[1], v2[2], v2[3], v2[4], v2[5], v2[6]
-    dSv, dSdv, dalv, dhcv, dFv, dVv, dAv = v2[7], v2[8], v2[9], v2[10], v2[11], v2[12], v2[13]
-    dx, dy, dz, dw = v2[14], v2[15], v2[16], v2[17]
-    dPq, dQq, dPv, dQv = v2[18], v2[19], v2[20], v2[21]
-    dIcq, dBcq, dIcv, dBcv = m2[0], m2[1], m2[2], m2[3]
-    scratch = _state_scratch(n)
-    N = np.empty((6, 6))
-    Z = np.zeros((1, 6))
+    RT, o = work[o:o + 9 * n].reshape((n, 3, 3)), o + 9 * n
+    pT, o = work[o:o + 3 * n].reshape((n, 3)), o + 3 * n
+    R, o = work[o:o + 108].reshape((3, 6, 6)), o + 108
+    N, o = work[o:o + 72].reshape((2, 6, 6)), o + 72
+    M3, o = work[o:o + 108].reshape((3, 6, 6)), o + 108
+    w, o = work[o:o + 36].reshape((6, 6)), o + 36
+    U, o = work[o:o + 60].reshape((10, 6)), o + 60
+    E, o = work[o:o + 9].reshape((3, 3)), o + 9
+    G, o = work[o:o + 18 * dmax].reshape((18, dmax)), o + 18 * dmax
+    D = work[o:o + 13 * dmax].reshape((13, dmax))
+    scratch = (RT, pT, E, M3[0], M3[1], M3[2], np.zeros((2, 6)))
+    X = np.empty((3, 6))
     for b in range(B):
         if not _finite_state(q, qd, qdd, b):
             return False
         _state(parents, screws, refs, inertias, g0, q[b], qd[b], qdd[b], S, I, V, Vp, Sd, A,
                Ap, h, alpha, Ic, Bc, hc, F, scratch)
-        _tangent(parents, anc, True, qd[b], qdd[b], S, I, V, Vp, Sd, A, Ap, h,
-                 dSq, dSdq, dalq, dIcq, dBcq, dhcq, dFq, dVq, dAq, Z, N)
-        _tangent(parents, anc, False, qd[b], qdd[b], S, I, V, Vp, Sd, A, Ap, h,
-                 dSv, dSdv, dalv, dIcv, dBcv, dhcv, dFv, dVv, dAv, Z, N)
-        _pq(True, S, Ic, Bc, hc, dSq, dIcq, dBcq, dhcq, Pq, Qq, dPq, dQq)
-        _pq(False, S, Ic, Bc, hc, dSv, dIcv, dBcv, dhcv, Pv, Qv, dPv, dQv)
-        # d2tau/dq dq is symmetric in (j, k), dM/dq in (i, j)
-        _assemble(anc, 0, True, 1, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
-                  dhcq, dFq, qq[b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z, T)
-        _assemble(anc, 0, False, 0, S, Sd, alpha, Ic, Bc, hc, F, dSv, dSdv, dalv, dIcv, dBcv,
-                  dhcv, dFv, qv[b], x, y, z, dx, dy, dz, dPv, dQv, Qv, Pv, w, dw, Z, T)
-        _assemble(anc, 2, True, 2, S, Sd, alpha, Ic, Bc, hc, F, dSq, dSdq, dalq, dIcq, dBcq,
-                  dhcq, dFq, dM[b], x, y, z, dx, dy, dz, dPq, dQq, Qq, Pq, w, dw, Z, T)
-        _christoffel(dM[b], vv[b])
+        Tqq, Tvv, Tqv, TdM = qq[b], vv[b], qv[b], dM[b]
+        _zero_runs(runs, Tqq, Tvv, Tqv, TdM)
+        for i in range(n):
+            _body_terms(i, S, Sd, alpha, Ic, Bc, hc, F, R, w, N)
+            for r in range(6):  # u4 = r6 S_i
+                U[7, r] = w[4, r]
+            _body_triples(i, paths, depth, S, Sd, alpha, R, w, G, D, U, X, Tqq, Tvv, Tqv, TdM)
     return True
-
-
-def second_workspace(n):
-    """The O(n^2) work arrays (v2, m2, T) of :func:`second_partials` for n joints."""
-    return np.empty((22, n * n, 6)), np.empty((4, n * n, 6, 6)), np.empty((6, n, 6, n))
-
-
-@_njit
-def _christoffel(dM, out):
-    """out[i, j, k] = d2tau_i / dqd_j dqd_k from dM[i, j, k] = dM_ij / dq_k (n, n, n).
-
-    tau is quadratic in qd through the Christoffel symbols of M: d2tau_i / dqd_j dqd_k
-    = dM_ij/dq_k + dM_ik/dq_j - dM_jk/dq_i, three look-ups instead of a tangent assembly."""
-    n = dM.shape[0]
-    for i in range(n):
-        for j in range(n):
-            for k in range(n):
-                out[i, j, k] = dM[i, j, k] + dM[i, k, j] - dM[j, k, i]
 
 
 @_njit
@@ -494,6 +538,25 @@ def _finite_state(q, qd, qdd, b):
         if not (np.isfinite(q[b, i]) and np.isfinite(qd[b, i]) and np.isfinite(qdd[b, i])):
             return False
     return True
+
+
+def _inline_family(*funcs):
+    """Copies of ``funcs`` that numba inlines into their callers (``inline="always"``) and
+    whose calls to one another go to the copies."""
+    scope = dict(globals())
+    for f in funcs:
+        py = getattr(f, "py_func", f)
+        copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__,
+                                  py.__closure__)
+        copy.__qualname__ = py.__qualname__ + ".inlined"
+        scope[py.__name__] = _inline(copy)
+    return scope
+
+
+_second_partials_inlined = _inline_family(
+    _put, _ad_r, _adstar_r, _row, _col, _lin, _mv_r, _mtv_r, _sym_adstar, _adstar_cols,
+    _cmf_add, _body_terms, _dots, _pair_vectors, _body_triples, _second_partials)[
+    "_second_partials"]
 
 
 @_njit

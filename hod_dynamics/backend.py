@@ -56,7 +56,8 @@ def kernels():
 
 # the kernels' entry points: the helpers they call are compiled into them
 _ENTRY_POINTS = {"rnea": ("_kernels", ("rnea_jets",)),
-                 "partials": ("_partials_kernels", ("first_partials", "second_partials"))}
+                 "partials": ("_partials_kernels", ("first_partials", "second_partials",
+                                                 "second_partials_one"))}
 
 
 def kernels_cached(which="rnea"):

@@ -31,7 +31,6 @@ Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on 
 no Python loop runs over samples.
 """
 
-import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -366,22 +365,32 @@ def id_second_partials(model, q, qd, qdd, *, backend=None, out=None):
     - ``d2tau_dqdqd[i, j, k] = d^2 tau_i / dq_j dqd_k``,
     - ``dM_dq[i, j, k] = d M_ij / dq_k`` (symmetric in i, j), i.e. ``d^2 tau_i / dqdd_j dq_k``.
 
-    Cost O(n^3) time and memory per sample (large batches are processed in blocks that keep
-    the temporaries near 200 MB); use :func:`id_partials_directional` for contractions.
-    ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`).
+    The compiled backend runs the backward pass of Singh, Russell and Wensing (2022), O(n d^2)
+    per sample for a tree of depth d; the numpy path differentiates the first-order partials
+    along every direction, O(n^3) time and memory per sample (large batches are processed in
+    blocks that keep the temporaries near 200 MB). Use :func:`id_partials_directional` for
+    contractions. ``backend``: "numba", "numpy" or "auto" (None: see
+    :mod:`hod_dynamics.backend`).
     ``out``: optionally four arrays (float64, C-contiguous, writable, shape (..., n, n, n) of
     the broadcast batch) that receive the tensors in that order and are returned, so that a
-    loop (a controller, an optimiser) allocates nothing per call.
+    loop (a controller, an optimiser) allocates nothing per call. They are overwritten
+    entirely (whatever they held, NaN included); unlike Pinocchio's data tensors, nothing is
+    assumed of their previous content.
     """
     compiled = resolve_backend(backend) == "numba"
+    n = check_model(model).n_dof
+    if compiled and _one_writable_sample(n, q, qd, qdd) and not model.floating:
+        # one sample: validated here at a fraction of the general path's cost
+        out = tuple(np.empty((4, n, n, n))) if out is None else _check_out(out, (n, n, n))
+        if not partials_kernels().second_partials_one(*_second_model(model), q, qd, qdd, *out):
+            _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
+        return out
     batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
-    n = model.n_dof
     shape = batch + (n, n, n)
     out = tuple(np.empty((4,) + shape)) if out is None else _check_out(out, shape)
     tensors = [t.reshape((batch_size(batch), n, n, n)) for t in out]  # views, written in place
     if compiled:
-        if not partials_kernels().second_partials(*_kernel_model(model), *flat, *tensors,
-                                                  *_second_workspace(model)):
+        if not partials_kernels().second_partials(*_second_model(model), *flat, *tensors):
             _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
         return out
     block = max(1, _SECOND_ORDER_BLOCK // max(n, 1) ** 3)
@@ -391,8 +400,18 @@ def id_second_partials(model, q, qd, qdd, *, backend=None, out=None):
     return out
 
 
+def _one_writable_sample(n, q, qd, qdd):
+    """True when q, qd, qdd are one sample as the compiled kernel takes it: writable,
+    contiguous native float64 ndarrays of shape (n,)."""
+    shape = (n,)
+    return (_is_result_array(q, shape) and _is_result_array(qd, shape)
+            and _is_result_array(qdd, shape))
+
+
 def _check_out(out, shape):
     """The four caller-provided result arrays of :func:`id_second_partials`, checked."""
+    if type(out) is tuple and len(out) == 4 and all(_is_result_array(a, shape) for a in out):
+        return out  # the common case, checked at a third of the cost of the loop below
     if not isinstance(out, (tuple, list)) or len(out) != 4:
         raise InputError("out must be a tuple of 4 arrays (d2tau_dqdq, d2tau_dqddqd, "
                          f"d2tau_dqdqd, dM_dq), got {type(out).__name__}")
@@ -406,24 +425,19 @@ def _check_out(out, shape):
     return tuple(out)
 
 
+_F64 = np.dtype(np.float64)  # numpy's native float64 dtype is one object: tested with ``is``
+
+
+def _is_result_array(a, shape):
+    """True when ``a`` is an array the compiled kernel writes as it is: an ndarray of
+    native float64, of ``shape``, C-contiguous and writable (one flags object, not two)."""
+    if type(a) is not np.ndarray or a.dtype is not _F64 or a.shape != shape:
+        return False
+    flags = a.flags
+    return flags.c_contiguous and flags.writeable
+
+
 _SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials
-
-
-@per_model
-def _workspaces(model):
-    """Per-thread holder of the compiled kernel's work arrays for this model."""
-    return threading.local()
-
-
-def _second_workspace(model):
-    """Work arrays of the second-order kernel, kept per model and thread (the kernels release
-    the GIL, so two threads may run at once), allocated on the first call only."""
-    local = _workspaces(model)
-    try:
-        return local.arrays
-    except AttributeError:
-        local.arrays = partials_kernels().second_workspace(model.n_dof)
-        return local.arrays
 
 
 @per_model
@@ -432,6 +446,39 @@ def _kernel_model(model):
     arrays = (model.parents.astype(np.int64), _masks(model)[0], model.screws, model.references,
               model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
     return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+@per_model
+def _second_model(model):
+    """The model as the compiled second-order kernel takes it: ``(ints, floats)`` of
+    ``_partials_kernels.second_model``, with the runs of entries that the kernel never writes
+    (they are structurally zero: triples not on one path to the base, and a few on one).
+
+    The runs are found once per model by running the kernel on tensors filled with NaN: the
+    entries it leaves NaN (for finite inputs every written entry is finite)."""
+    n = model.n_dof
+    chains = [chain[::-1] for chain in model.ancestors]
+    depth = np.array([len(c) for c in chains], dtype=np.int64)
+    paths = np.zeros((n, max(depth, default=1)), dtype=np.int64)
+    for i, chain in enumerate(chains):
+        paths[i, :len(chain)] = chain
+    gravity = np.concatenate([np.zeros(3), -model.gravity])
+    floats = np.concatenate([a.ravel() for a in (model.screws, model.references,
+                                                 model.inertias, gravity)]).astype(float)
+
+    def pack(runs):
+        head = [n, paths.shape[1], len(runs)]
+        return np.concatenate([head, model.parents, depth, paths.ravel(),
+                               runs.ravel()]).astype(np.int64)
+
+    tensors = np.full((4, 1, n, n, n), np.nan)
+    state = np.random.default_rng(0).uniform(-1.0, 1.0, (3, 1, n))
+    partials_kernels().second_partials(pack(np.zeros((0, 3))), floats, *state, *tensors)
+    runs = []
+    for t in range(4):
+        edges = np.diff(np.concatenate([[0], np.isnan(tensors[t, 0]).ravel(), [0]]).astype(int))
+        runs += [(t, a, b) for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1))]
+    return pack(np.array(runs).reshape(-1, 3)), floats
 
 
 @per_model

@@ -149,7 +149,9 @@ def test_empty_batch(panda):
 @pytest.mark.parametrize("seed", [1, 3])
 def test_partials_numba_equals_numpy_on_trees(seed, rng):
     """Branching trees with prismatic joints, a batch of states: the first-order partials and
-    all four second-order tensors."""
+    all four second-order tensors. Two formulations: the compiled kernel runs the backward
+    pass of Singh, Russell and Wensing (2022), the numpy path differentiates the world-frame
+    recursion along every direction (directional tangents)."""
     model = hd.RobotModel.from_urdf(random_urdf(11, seed))
     assert model.is_prismatic.any()
     n = model.n_dof

@@ -225,3 +225,22 @@ def test_second_partials_into_caller_arrays(panda, backend):
                                     r"shape \(2, 7, 7, 7\)", r"out\[3\] must be a writable C-"]):
         with pytest.raises(hd.InputError, match=message):
             hd.id_second_partials(panda, q, qd, qdd, backend=backend, out=wrong)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_second_partials_out_overwritten_on_a_tree(random_tree, backend):
+    """On a branched tree most entries are structurally zero and the compiled kernel writes
+    them from a list made once per model: arrays full of NaN, then the same arrays again for
+    another state, hold exactly the freshly allocated tensors (one sample and a batch)."""
+    _, model = random_tree
+    n = model.n_dof
+    assert (model.parents[1:] != np.arange(n - 1)).any()  # a tree, not a chain
+    states = _states(model, 2, seed=11)
+    for batch in ((), (2,)):
+        out = tuple(np.full(batch + (n, n, n), np.nan) for _ in range(4))
+        for s in range(2):
+            q, qd, qdd = (a[s] for a in states) if not batch else (a + s for a in states)
+            got = hd.id_second_partials(model, q, qd, qdd, backend=backend, out=out)
+            fresh = hd.id_second_partials(model, q, qd, qdd, backend=backend)
+            for a, b in zip(got, fresh):
+                np.testing.assert_array_equal(a, b)
