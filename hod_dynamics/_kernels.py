@@ -242,6 +242,38 @@ def _body_wrench(M, i, V, G, h, W, K, S):
                 W[i, k, 5, s] += w0 * F1 - w1 * F0
 
 
+@_inline
+def _scalar_body_wrench(M, i, V, G, h, W, K):
+    """W[i, k] = M (dV_k + G_k) + sum_j -ad(V_j)^T h_{k-j}, h_k = M V_k (k < K), one sample:
+    :func:`_body_wrench` on scalars (V (n, K+1, 6), G (n, K, 3), h (K, 6), W (n, K, 6))."""
+    for k in range(K):
+        for r in range(6):
+            t = 0.0
+            for c in range(6):
+                t += M[i, r, c] * V[i, k, c]
+            h[k, r] = t
+    for k in range(K):
+        for r in range(6):
+            t = 0.0
+            for c in range(6):
+                dv = (k + 1.0) * V[i, k + 1, c]
+                if c >= 3:
+                    dv += G[i, k, c - 3]
+                t += M[i, r, c] * dv
+            W[i, k, r] = t
+        for j in range(k + 1):
+            m = k - j
+            u0, u1, u2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
+            y0, y1, y2 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
+            L0, L1, L2, F0, F1, F2 = h[m, 0], h[m, 1], h[m, 2], h[m, 3], h[m, 4], h[m, 5]
+            W[i, k, 0] += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
+            W[i, k, 1] += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
+            W[i, k, 2] += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
+            W[i, k, 3] += u1 * F2 - u2 * F1
+            W[i, k, 4] += u2 * F0 - u0 * F2
+            W[i, k, 5] += u0 * F1 - u1 * F0
+
+
 @_njit
 def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P, V, G, W,
               h, wc, E, VR, GR, WR):
@@ -329,32 +361,11 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
                         G[i, k, r] += (R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1
                                        + R[i, j, r, 2] * gp2)
         # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
-        for k in range(K):
-            for r in range(6):
-                t = 0.0
-                for c in range(6):
-                    t += inertias[i, r, c] * V[i, k, c]
-                h[k, r] = t
-        for k in range(K):
-            for r in range(6):
-                t = 0.0
-                for c in range(6):
-                    dv = (k + 1.0) * V[i, k + 1, c]
-                    if c >= 3:
-                        dv += G[i, k, c - 3]
-                    t += inertias[i, r, c] * dv
-                W[i, k, r] = t - (wext[k, b, i, r] if has_w else 0.0)
-            for j in range(k + 1):
-                m = k - j
-                u0, u1, u2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
-                y0, y1, y2 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
-                L0, L1, L2, F0, F1, F2 = h[m, 0], h[m, 1], h[m, 2], h[m, 3], h[m, 4], h[m, 5]
-                W[i, k, 0] += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
-                W[i, k, 1] += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
-                W[i, k, 2] += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
-                W[i, k, 3] += u1 * F2 - u2 * F1
-                W[i, k, 4] += u2 * F0 - u0 * F2
-                W[i, k, 5] += u0 * F1 - u1 * F0
+        _scalar_body_wrench(inertias, i, V, G, h, W, K)
+        if has_w:
+            for k in range(K):
+                for r in range(6):
+                    W[i, k, r] -= wext[k, b, i, r]
     for i in range(n - 1, -1, -1):
         for k in range(K):
             t = 0.0
@@ -1060,35 +1071,12 @@ def _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc)
             else:
                 G[i, k, 0], G[i, k, 1], G[i, k, 2] = Y[k, 0], Y[k, 1], Y[k, 2]
         # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
-        for k in range(K):
-            for r in range(6):
-                t = 0.0
-                for c in range(6):
-                    t += M[i, r, c] * V[i, k, c]
-                h[k, r] = t
-        for k in range(K):
-            for r in range(6):
-                t = 0.0
-                for c in range(6):
-                    dv = (k + 1.0) * V[i, k + 1, c]
-                    if c >= 3:
-                        dv += G[i, k, c - 3]
-                    t += M[i, r, c] * dv
-                if has_w:
+        _scalar_body_wrench(M, i, V, G, h, W, K)
+        if has_w:
+            for k in range(K):
+                for r in range(6):
                     for c in range(6):
-                        t -= Tw[i, r, c] * wext[k, b, i, c]
-                W[i, k, r] = t
-            for j in range(k + 1):
-                m = k - j
-                u0, u1, u2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
-                y0, y1, y2 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
-                L0, L1, L2, F0, F1, F2 = h[m, 0], h[m, 1], h[m, 2], h[m, 3], h[m, 4], h[m, 5]
-                W[i, k, 0] += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
-                W[i, k, 1] += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
-                W[i, k, 2] += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
-                W[i, k, 3] += u1 * F2 - u2 * F1
-                W[i, k, 4] += u2 * F0 - u0 * F2
-                W[i, k, 5] += u0 * F1 - u1 * F0
+                        W[i, k, r] -= Tw[i, r, c] * wext[k, b, i, c]
     for i in range(n - 1, -1, -1):
         rev = kinds[i] == 0.0
         z = 2 if rev else 5
