@@ -61,8 +61,43 @@ def _inline(f):
     return numba.njit(inline="always", error_model="numpy", fastmath={"contract"})(f)
 
 
-LANES = 64  # measured: 32 to 128 lanes all run at about the same speed
+LANES = 128  # measured: 128 to 160 lanes run fastest (64: 20 % slower on TALOS, 16: twice as slow)
 ONE_BY_ONE_BELOW = 16  # measured: fewer samples run faster one by one, without lanes
+
+
+# sin and cos that LLVM can vectorise over the lanes (libm's are calls, one sample at a time:
+# a tenth of a batch's time): Cody-Waite reduction by pi/2 in three parts (the first two of
+# 33 bits, so k * part is exact for |k| < 2**20) and the minimax polynomials of fdlibm's
+# __kernel_sin and __kernel_cos on [-pi/4, pi/4]. Within 2 ulp of libm (1.1e-16 absolute,
+# measured on 10 million angles up to 1e5 rad); beyond SINCOS_LIMIT rad the callers use libm.
+_PIO2_1, _PIO2_2, _PIO2_3 = 1.5707963267341256, 6.077100506303966e-11, 2.0222662487959506e-21
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+_TWO_OVER_PI = 0.6366197723675814
+SINCOS_LIMIT = 1e5
+
+
+@_inline
+def sincos(x):
+    """(sin x, cos x) for |x| <= SINCOS_LIMIT (see the constants above). The quadrant picks
+    the signs and the swap by arithmetic on exact small floats, not by branches or integers:
+    LLVM then vectorises a loop calling it (2.7 ns per angle instead of libm's ~15)."""
+    k = math.floor(x * _TWO_OVER_PI + 0.5)
+    r = ((x - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
+    z = r * r
+    s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    c = w + (((1.0 - w) - hz) + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6))))))
+    q = k - 4.0 * math.floor(k * 0.25)  # quadrant 0..3
+    half = math.floor(q * 0.5)
+    odd = q - 2.0 * half  # 1 in quadrants 1 and 3: sin and cos swap
+    e = math.floor((q + 1.0) * 0.5)
+    sign_c = 1.0 - 2.0 * (e - 2.0 * math.floor(e * 0.5))  # -1 in quadrants 1 and 2
+    sign_s = 1.0 - 2.0 * half  # -1 in quadrants 2 and 3
+    return sign_s * (odd * c + (1.0 - odd) * s), sign_c * (odd * s + (1.0 - odd) * c)
 
 
 @_njit
@@ -207,6 +242,38 @@ def _body_wrench(M, i, V, G, h, W, K, S):
                 W[i, k, 5, s] += w0 * F1 - w1 * F0
 
 
+@_inline
+def _scalar_body_wrench(M, i, V, G, h, W, K):
+    """W[i, k] = M (dV_k + G_k) + sum_j -ad(V_j)^T h_{k-j}, h_k = M V_k (k < K), one sample:
+    :func:`_body_wrench` on scalars (V (n, K+1, 6), G (n, K, 3), h (K, 6), W (n, K, 6))."""
+    for k in range(K):
+        for r in range(6):
+            t = 0.0
+            for c in range(6):
+                t += M[i, r, c] * V[i, k, c]
+            h[k, r] = t
+    for k in range(K):
+        for r in range(6):
+            t = 0.0
+            for c in range(6):
+                dv = (k + 1.0) * V[i, k + 1, c]
+                if c >= 3:
+                    dv += G[i, k, c - 3]
+                t += M[i, r, c] * dv
+            W[i, k, r] = t
+        for j in range(k + 1):
+            m = k - j
+            u0, u1, u2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
+            y0, y1, y2 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
+            L0, L1, L2, F0, F1, F2 = h[m, 0], h[m, 1], h[m, 2], h[m, 3], h[m, 4], h[m, 5]
+            W[i, k, 0] += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
+            W[i, k, 1] += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
+            W[i, k, 2] += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
+            W[i, k, 3] += u1 * F2 - u2 * F1
+            W[i, k, 4] += u2 * F0 - u0 * F2
+            W[i, k, 5] += u0 * F1 - u1 * F0
+
+
 @_njit
 def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P, V, G, W,
               h, wc, E, VR, GR, WR):
@@ -294,32 +361,11 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
                         G[i, k, r] += (R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1
                                        + R[i, j, r, 2] * gp2)
         # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
-        for k in range(K):
-            for r in range(6):
-                t = 0.0
-                for c in range(6):
-                    t += inertias[i, r, c] * V[i, k, c]
-                h[k, r] = t
-        for k in range(K):
-            for r in range(6):
-                t = 0.0
-                for c in range(6):
-                    dv = (k + 1.0) * V[i, k + 1, c]
-                    if c >= 3:
-                        dv += G[i, k, c - 3]
-                    t += inertias[i, r, c] * dv
-                W[i, k, r] = t - (wext[k, b, i, r] if has_w else 0.0)
-            for j in range(k + 1):
-                m = k - j
-                u0, u1, u2 = V[i, j, 0], V[i, j, 1], V[i, j, 2]
-                y0, y1, y2 = V[i, j, 3], V[i, j, 4], V[i, j, 5]
-                L0, L1, L2, F0, F1, F2 = h[m, 0], h[m, 1], h[m, 2], h[m, 3], h[m, 4], h[m, 5]
-                W[i, k, 0] += u1 * L2 - u2 * L1 + y1 * F2 - y2 * F1
-                W[i, k, 1] += u2 * L0 - u0 * L2 + y2 * F0 - y0 * F2
-                W[i, k, 2] += u0 * L1 - u1 * L0 + y0 * F1 - y1 * F0
-                W[i, k, 3] += u1 * F2 - u2 * F1
-                W[i, k, 4] += u2 * F0 - u0 * F2
-                W[i, k, 5] += u0 * F1 - u1 * F0
+        _scalar_body_wrench(inertias, i, V, G, h, W, K)
+        if has_w:
+            for k in range(K):
+                for r in range(6):
+                    W[i, k, r] -= wext[k, b, i, r]
     for i in range(n - 1, -1, -1):
         for k in range(K):
             t = 0.0
@@ -496,18 +542,37 @@ def model_arrays(geometry, n):
 
 @_njit
 def rnea_jets(parents, geometry, jet, K, wext, out):
-    """tau jets by Newton-Euler on Taylor coefficients, ``LANES`` samples at a time (one by
-    one below ``ONE_BY_ONE_BELOW`` samples).
+    """tau jets by Newton-Euler on Taylor coefficients, in joint-aligned body frames (see
+    :func:`_rnea_z_lanes`), ``LANES`` samples at a time (one by one below
+    ``ONE_BY_ONE_BELOW`` samples), for a model whose screws all have such frames (flag 1.0 in
+    ``geometry``; :func:`rnea_jets_general` otherwise: it is compiled only when used).
 
-    ``parents`` (n,) int; ``geometry`` the model's arrays end to end (:func:`model_arrays`):
-    ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``, ``inertias`` (n, 6, 6),
-    ``g0`` (6,) base acceleration ``(0, -g)`` (one argument rather than five: numba converts
-    every array argument on every call, ~0.1 us apiece, which a single sample notices);
-    ``jet`` (B, >=K+2, n) derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor coefficients
-    with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1) (derivatives,
-    not coefficients) and returns True; returns False, computing nothing, when the rows it
-    reads hold a NaN or an infinity.
+    ``parents`` (n,) int; ``geometry`` the model's arrays end to end
+    (:func:`hod_dynamics.recursive._kernel_geometry`): those of :func:`model_arrays`, the flag,
+    those of :func:`z_model_arrays` (one argument rather than a dozen: numba converts every
+    array argument on every call, ~0.1 us apiece, which a single sample notices); ``jet``
+    (B, >=K+2, n) derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor
+    coefficients with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1)
+    (derivatives, not coefficients) and returns True; returns False, computing nothing, when
+    the rows it reads hold a NaN or an infinity.
     """
+    n = parents.shape[0]
+    if not _jet_finite(jet, K + 2):
+        return False
+    fact = _factorials(K + 2)
+    if jet.shape[0] < ONE_BY_ONE_BELOW:
+        _rnea_z_samples(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
+    else:
+        _rnea_z_lanes(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
+    return True
+
+
+@_njit
+def rnea_jets_general(parents, geometry, jet, K, wext, out):
+    """:func:`rnea_jets` in the general form (the Ad coefficients as 3x3 blocks, from
+    ``screws``, ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``, ``inertias`` (n, 6, 6), ``g0``
+    (6,) base acceleration ``(0, -g)``: :func:`model_arrays`): for screws with a pitch, which
+    have no joint-aligned frame."""
     B = jet.shape[0]
     n = parents.shape[0]
     screws, R0, P0, inertias, g0 = model_arrays(geometry, n)
@@ -524,7 +589,6 @@ def rnea_jets(parents, geometry, jet, K, wext, out):
     _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, False,
                 np.zeros((0, 4)), g0[3:], np.zeros((0, 1, 6)), np.zeros((0, 1, 6)))
     return True
-
 
 
 @_njit
@@ -628,3 +692,444 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
                         t += u0 * F1 - u1 * F0
                 base[b, k, r] = t * fact[k]
     return True
+
+
+# -- batches in joint-aligned body frames --------------------------------------------------------
+# Body i's frame moved onto its joint axis (z along the axis, origin on it; the model arrays
+# are re-expressed there once per model by :func:`hod_dynamics.recursive._z_geometry`) makes
+# the joint motion a rotation about z (or a translation along z): Ad(exp(-Z q)) then acts on
+# the (x, y) components of a twist or wrench as the complex factor exp(-i q(t)), whose Taylor
+# coefficients take O(K^2) flops, and the constant part Ad(H) of the joint transform is
+# applied once per coefficient. The Ad coefficients themselves are never formed (they cost
+# most of the work of the general form above). tau_i is the z component (torque, or force).
+
+
+@_njit
+def z_model_arrays(zgeo, n):
+    """(kinds (n,) 0 revolute / 1 prismatic, RH (n, 3, 3), pH (n, 3), M (n, 6, 6), Tw (n, 6, 6),
+    g0 (3,)): views of the flat array of :func:`hod_dynamics.recursive._z_geometry`: ``Ad(H_i)
+    = [[RH, 0], [pH~ RH, RH]]`` the constant part of the joint transform (parent's frame to
+    body i's, at q = 0), ``M`` the inertias, ``Tw = Ad(T_i)^T`` (wrench from the link's body
+    frame to the joint-aligned one), ``g0`` the linear part of the base acceleration."""
+    kinds = zgeo[:n]
+    RH = zgeo[n:10 * n].reshape((n, 3, 3))
+    pH = zgeo[10 * n:13 * n].reshape((n, 3))
+    M = zgeo[13 * n:49 * n].reshape((n, 6, 6))
+    Tw = zgeo[49 * n:85 * n].reshape((n, 6, 6))
+    return kinds, RH, pH, M, Tw, zgeo[85 * n:85 * n + 3]
+
+
+@_njit
+def _z_motion(jet, b0, i, rev, wc, E, a, K, S):
+    """E[i, k, :, s]: Taylor coefficients of exp(-i q) = cos q - i sin q (revolute) as (real,
+    imaginary) rows, from (k+1) E_{k+1} = -i sum_j wc_j E_{k-j}; prismatic: E[i, k, 0] the
+    coefficients of q."""
+    if rev:
+        for s in range(S):  # the angles side by side first: the next loop is then vectorised
+            a[0, s] = jet[b0 + s, 0, i]
+        for s in range(S):
+            sn, cs = sincos(a[0, s])
+            E[i, 0, 0, s] = cs
+            E[i, 0, 1, s] = -sn
+        for s in range(S):  # rare: libm beyond the range of sincos
+            t = a[0, s]
+            if abs(t) > SINCOS_LIMIT:
+                E[i, 0, 0, s] = math.cos(t)
+                E[i, 0, 1, s] = -math.sin(t)
+        for k in range(K):
+            for s in range(S):
+                a[0, s] = wc[0, s] * E[i, k, 0, s]
+                a[1, s] = wc[0, s] * E[i, k, 1, s]
+            for j in range(1, k + 1):
+                for s in range(S):
+                    a[0, s] += wc[j, s] * E[i, k - j, 0, s]
+                    a[1, s] += wc[j, s] * E[i, k - j, 1, s]
+            c = 1.0 / (k + 1)
+            for s in range(S):
+                E[i, k + 1, 0, s] = a[1, s] * c
+                E[i, k + 1, 1, s] = -a[0, s] * c
+    else:
+        for s in range(S):
+            E[i, 0, 0, s] = jet[b0 + s, 0, i]
+        for k in range(1, K + 1):
+            c = 1.0 / k
+            for s in range(S):
+                E[i, k, 0, s] = wc[k - 1, s] * c
+
+
+@_njit
+def _h_apply(RH, pH, i, X, p, Y, N, S):
+    """Y[k] = Ad(H_i) X[p, k] for k < N (twists, lanes S): (R a, pH x R a + R b)."""
+    R = RH[i]
+    q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
+    for k in range(N):
+        for s in range(S):
+            a0, a1, a2 = X[p, k, 0, s], X[p, k, 1, s], X[p, k, 2, s]
+            b0, b1, b2 = X[p, k, 3, s], X[p, k, 4, s], X[p, k, 5, s]
+            r0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+            r1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+            r2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+            Y[k, 0, s], Y[k, 1, s], Y[k, 2, s] = r0, r1, r2
+            Y[k, 3, s] = R[0, 0] * b0 + R[0, 1] * b1 + R[0, 2] * b2 + q1 * r2 - q2 * r1
+            Y[k, 4, s] = R[1, 0] * b0 + R[1, 1] * b1 + R[1, 2] * b2 + q2 * r0 - q0 * r2
+            Y[k, 5, s] = R[2, 0] * b0 + R[2, 1] * b1 + R[2, 2] * b2 + q0 * r1 - q1 * r0
+
+
+@_njit
+def _z_twists(E, i, rev, Y, has_parent, wc, V, K, S):
+    """V[i, k] = the joint motion applied to the twists Y[k] (coefficients of the product of
+    jets) + wc_k Z, k <= K; without a parent Y is not read (the twist is wc_k Z). One loop over
+    the lanes per (k, j), all six components in it: each loop costs a set-up (alias checks,
+    remainder), which more lanes dilute but the cache does not like."""
+    for k in range(K + 1):
+        if not has_parent:
+            z = 2 if rev else 5
+            for r in range(6):
+                for s in range(S):
+                    V[i, k, r, s] = 0.0
+            for s in range(S):
+                V[i, k, z, s] = wc[k, s]
+        elif rev:  # exp(-i q) (x + i y) on (w0, w1) and (v0, v1); the j = 0 term first
+            for s in range(S):
+                c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
+                y0, y1, y3, y4 = Y[k, 0, s], Y[k, 1, s], Y[k, 3, s], Y[k, 4, s]
+                V[i, k, 0, s] = c * y0 - sn * y1
+                V[i, k, 1, s] = sn * y0 + c * y1
+                V[i, k, 2, s] = Y[k, 2, s] + wc[k, s]
+                V[i, k, 3, s] = c * y3 - sn * y4
+                V[i, k, 4, s] = sn * y3 + c * y4
+                V[i, k, 5, s] = Y[k, 5, s]
+            for j in range(1, k + 1):
+                m = k - j
+                for s in range(S):
+                    c, sn = E[i, j, 0, s], E[i, j, 1, s]
+                    y0, y1, y3, y4 = Y[m, 0, s], Y[m, 1, s], Y[m, 3, s], Y[m, 4, s]
+                    V[i, k, 0, s] += c * y0 - sn * y1
+                    V[i, k, 1, s] += sn * y0 + c * y1
+                    V[i, k, 3, s] += c * y3 - sn * y4
+                    V[i, k, 4, s] += sn * y3 + c * y4
+        else:  # v += (-q e_z) x w = q (w1, -w0, 0)
+            for s in range(S):
+                q0 = E[i, 0, 0, s]
+                V[i, k, 0, s], V[i, k, 1, s], V[i, k, 2, s] = Y[k, 0, s], Y[k, 1, s], Y[k, 2, s]
+                V[i, k, 3, s] = Y[k, 3, s] + q0 * Y[k, 1, s]
+                V[i, k, 4, s] = Y[k, 4, s] - q0 * Y[k, 0, s]
+                V[i, k, 5, s] = Y[k, 5, s] + wc[k, s]
+            for j in range(1, k + 1):
+                m = k - j
+                for s in range(S):
+                    qj = E[i, j, 0, s]
+                    V[i, k, 3, s] += qj * Y[m, 1, s]
+                    V[i, k, 4, s] -= qj * Y[m, 0, s]
+
+
+@_njit
+def _z_gravity(RH, i, rev, E, G, p, g0, Y, K, S):
+    """G[i, k] (k < K): the linear part of the gravity twist in body i, from its parent's
+    (p >= 0) or the constant base acceleration g0 (p < 0: only its coefficient 0). No branch
+    inside a loop over the lanes: LLVM would not vectorise it."""
+    R = RH[i]
+    if p < 0:
+        a0, a1, a2 = g0[0], g0[1], g0[2]
+        y0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+        y1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+        y2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+        for k in range(K):
+            z0 = y2 if k == 0 else 0.0
+            if rev:  # only the term j = k of the product
+                for s in range(S):
+                    c, sn = E[i, k, 0, s], E[i, k, 1, s]
+                    G[i, k, 0, s] = c * y0 - sn * y1
+                    G[i, k, 1, s] = sn * y0 + c * y1
+                    G[i, k, 2, s] = z0
+            else:
+                x0, x1 = (y0, y1) if k == 0 else (0.0, 0.0)
+                for s in range(S):
+                    G[i, k, 0, s], G[i, k, 1, s], G[i, k, 2, s] = x0, x1, z0
+        return
+    for k in range(K):
+        for s in range(S):
+            a0, a1, a2 = G[p, k, 0, s], G[p, k, 1, s], G[p, k, 2, s]
+            Y[k, 0, s] = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+            Y[k, 1, s] = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+            Y[k, 2, s] = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+    if not rev:
+        for k in range(K):
+            for s in range(S):
+                G[i, k, 0, s], G[i, k, 1, s], G[i, k, 2, s] = Y[k, 0, s], Y[k, 1, s], Y[k, 2, s]
+        return
+    for k in range(K):
+        for s in range(S):
+            c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
+            y0, y1 = Y[k, 0, s], Y[k, 1, s]
+            G[i, k, 0, s] = c * y0 - sn * y1
+            G[i, k, 1, s] = sn * y0 + c * y1
+            G[i, k, 2, s] = Y[k, 2, s]
+        for j in range(1, k + 1):
+            m = k - j
+            for s in range(S):
+                c, sn = E[i, j, 0, s], E[i, j, 1, s]
+                y0, y1 = Y[m, 0, s], Y[m, 1, s]
+                G[i, k, 0, s] += c * y0 - sn * y1
+                G[i, k, 1, s] += sn * y0 + c * y1
+
+
+@_njit
+def _z_wrench_to_parent(RH, pH, i, rev, E, W, p, U, K, S):
+    """W[p, k] += Ad(H_i)^T (joint motion)^T W[i, k] for k < K (wrenches (t, f), lanes S):
+    first exp(+i q) on the (x, y) components (revolute) or t += q e_z x f (prismatic), then
+    Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)."""
+    for k in range(K):
+        if rev:
+            for s in range(S):
+                c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
+                t0, t1, f0, f1 = W[i, k, 0, s], W[i, k, 1, s], W[i, k, 3, s], W[i, k, 4, s]
+                U[k, 0, s] = c * t0 + sn * t1
+                U[k, 1, s] = c * t1 - sn * t0
+                U[k, 2, s] = W[i, k, 2, s]
+                U[k, 3, s] = c * f0 + sn * f1
+                U[k, 4, s] = c * f1 - sn * f0
+                U[k, 5, s] = W[i, k, 5, s]
+            for j in range(1, k + 1):
+                m = k - j
+                for s in range(S):
+                    c, sn = E[i, j, 0, s], E[i, j, 1, s]
+                    t0, t1, f0, f1 = W[i, m, 0, s], W[i, m, 1, s], W[i, m, 3, s], W[i, m, 4, s]
+                    U[k, 0, s] += c * t0 + sn * t1
+                    U[k, 1, s] += c * t1 - sn * t0
+                    U[k, 3, s] += c * f0 + sn * f1
+                    U[k, 4, s] += c * f1 - sn * f0
+        else:
+            for s in range(S):
+                q0 = E[i, 0, 0, s]
+                U[k, 0, s] = W[i, k, 0, s] - q0 * W[i, k, 4, s]
+                U[k, 1, s] = W[i, k, 1, s] + q0 * W[i, k, 3, s]
+                U[k, 2, s], U[k, 3, s] = W[i, k, 2, s], W[i, k, 3, s]
+                U[k, 4, s], U[k, 5, s] = W[i, k, 4, s], W[i, k, 5, s]
+            for j in range(1, k + 1):
+                m = k - j
+                for s in range(S):
+                    qj = E[i, j, 0, s]
+                    U[k, 0, s] -= qj * W[i, m, 4, s]
+                    U[k, 1, s] += qj * W[i, m, 3, s]
+    R = RH[i]
+    q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
+    for k in range(K):
+        for s in range(S):
+            f0, f1, f2 = U[k, 3, s], U[k, 4, s], U[k, 5, s]
+            t0 = U[k, 0, s] + f1 * q2 - f2 * q1
+            t1 = U[k, 1, s] + f2 * q0 - f0 * q2
+            t2 = U[k, 2, s] + f0 * q1 - f1 * q0
+            W[p, k, 0, s] += R[0, 0] * t0 + R[1, 0] * t1 + R[2, 0] * t2
+            W[p, k, 1, s] += R[0, 1] * t0 + R[1, 1] * t1 + R[2, 1] * t2
+            W[p, k, 2, s] += R[0, 2] * t0 + R[1, 2] * t1 + R[2, 2] * t2
+            W[p, k, 3, s] += R[0, 0] * f0 + R[1, 0] * f1 + R[2, 0] * f2
+            W[p, k, 4, s] += R[0, 1] * f0 + R[1, 1] * f1 + R[2, 1] * f2
+            W[p, k, 5, s] += R[0, 2] * f0 + R[1, 2] * f1 + R[2, 2] * f2
+
+
+@_njit
+def _subtract_wext_z(W, i, Tw, wext, b0, K, S):
+    """W[i, k] -= Tw_i wext[k, b0 + s, i] (the external wrench moved to the joint frame)."""
+    for k in range(K):
+        for r in range(6):
+            for s in range(S):
+                t = 0.0
+                for c in range(6):
+                    t += Tw[i, r, c] * wext[k, b0 + s, i, c]
+                W[i, k, r, s] -= t
+
+
+@_njit
+def _rnea_z_lanes(parents, zgeo, jet, K, wext, out, fact):
+    """:func:`rnea_jets` for a fixed base, ``LANES`` samples at a time, in joint-aligned body
+    frames (``zgeo``: :func:`z_model_arrays`)."""
+    B = jet.shape[0]
+    n = parents.shape[0]
+    kinds, RH, pH, M, Tw, g0 = z_model_arrays(zgeo, n)
+    L = min(LANES, max(B, 1))
+    has_w = wext.shape[1] > 0
+    E = np.empty((n, K + 1, 2, L))
+    V = np.empty((n, K + 1, 6, L))
+    G = np.empty((n, K, 3, L))
+    W = np.empty((n, K, 6, L))
+    Y = np.empty((K + 1, 6, L))
+    h = np.empty((K, 6, L))
+    wc = np.empty((K + 1, L))
+    a = np.empty((2, L))
+    for b0 in range(0, B, L):
+        S = min(L, B - b0)
+        for i in range(n):
+            p = parents[i]
+            rev = kinds[i] == 0.0
+            for k in range(K + 1):
+                for s in range(S):
+                    wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
+            _z_motion(jet, b0, i, rev, wc, E, a, K, S)
+            if p >= 0:
+                _h_apply(RH, pH, i, V, p, Y, K + 1, S)
+            _z_twists(E, i, rev, Y, p >= 0, wc, V, K, S)
+            _z_gravity(RH, i, rev, E, G, p, g0, Y, K, S)
+            _body_wrench(M, i, V, G, h, W, K, S)
+            if has_w:
+                _subtract_wext_z(W, i, Tw, wext, b0, K, S)
+        for i in range(n - 1, -1, -1):
+            z = 2 if kinds[i] == 0.0 else 5
+            for k in range(K):
+                for s in range(S):
+                    out[b0 + s, k, i] = W[i, k, z, s] * fact[k]
+            p = parents[i]
+            if p >= 0:
+                _z_wrench_to_parent(RH, pH, i, kinds[i] == 0.0, E, W, p, Y, K, S)
+
+
+@_njit
+def _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc):
+    """Sample b of :func:`rnea_jets` for a fixed base, on scalars, in joint-aligned body frames
+    (:func:`_rnea_z_lanes` without lanes: for one sample or a few, where the lanes' loop set-ups
+    cost more than the arithmetic). Work arrays from :func:`_z_one_work`."""
+    n = parents.shape[0]
+    kinds, RH, pH, M, Tw, g0 = z_model_arrays(zgeo, n)
+    has_w = wext.shape[1] > 0
+    for i in range(n):
+        p = parents[i]
+        rev = kinds[i] == 0.0
+        for k in range(K + 1):
+            wc[k] = jet[b, k + 1, i] / fact[k]
+        t = jet[b, 0, i]
+        if rev:  # exp(-i q): (k+1) E_{k+1} = -i sum_j wc_j E_{k-j}
+            if abs(t) <= SINCOS_LIMIT:  # as in the batches
+                sn, cs = sincos(t)
+                E[i, 0, 0], E[i, 0, 1] = cs, -sn
+            else:
+                E[i, 0, 0], E[i, 0, 1] = math.cos(t), -math.sin(t)
+            for k in range(K):
+                a0 = a1 = 0.0
+                for j in range(k + 1):
+                    a0 += wc[j] * E[i, k - j, 0]
+                    a1 += wc[j] * E[i, k - j, 1]
+                c = 1.0 / (k + 1)
+                E[i, k + 1, 0], E[i, k + 1, 1] = a1 * c, -a0 * c
+        else:  # q's coefficients
+            E[i, 0, 0] = t
+            for k in range(1, K + 1):
+                E[i, k, 0] = wc[k - 1] * (1.0 / k)
+        R = RH[i]
+        q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
+        # twists: Y_k = Ad(H) V_p,k, then the joint motion, + wc_k Z
+        for k in range(K + 1):
+            if p >= 0:
+                a0, a1, a2 = V[p, k, 0], V[p, k, 1], V[p, k, 2]
+                b0, b1, b2 = V[p, k, 3], V[p, k, 4], V[p, k, 5]
+                r0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+                r1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+                r2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+                Y[k, 0], Y[k, 1], Y[k, 2] = r0, r1, r2
+                Y[k, 3] = R[0, 0] * b0 + R[0, 1] * b1 + R[0, 2] * b2 + q1 * r2 - q2 * r1
+                Y[k, 4] = R[1, 0] * b0 + R[1, 1] * b1 + R[1, 2] * b2 + q2 * r0 - q0 * r2
+                Y[k, 5] = R[2, 0] * b0 + R[2, 1] * b1 + R[2, 2] * b2 + q0 * r1 - q1 * r0
+            else:
+                for r in range(6):
+                    Y[k, r] = 0.0
+            if rev:
+                x0 = x1 = x3 = x4 = 0.0
+                for j in range(k + 1):
+                    m = k - j
+                    c, sn = E[i, j, 0], E[i, j, 1]
+                    x0 += c * Y[m, 0] - sn * Y[m, 1]
+                    x1 += sn * Y[m, 0] + c * Y[m, 1]
+                    x3 += c * Y[m, 3] - sn * Y[m, 4]
+                    x4 += sn * Y[m, 3] + c * Y[m, 4]
+                V[i, k, 0], V[i, k, 1], V[i, k, 2] = x0, x1, Y[k, 2] + wc[k]
+                V[i, k, 3], V[i, k, 4], V[i, k, 5] = x3, x4, Y[k, 5]
+            else:
+                x3, x4 = Y[k, 3], Y[k, 4]
+                for j in range(k + 1):
+                    qj = E[i, j, 0]
+                    x3 += qj * Y[k - j, 1]
+                    x4 -= qj * Y[k - j, 0]
+                V[i, k, 0], V[i, k, 1], V[i, k, 2] = Y[k, 0], Y[k, 1], Y[k, 2]
+                V[i, k, 3], V[i, k, 4], V[i, k, 5] = x3, x4, Y[k, 5] + wc[k]
+        # gravity: the linear part of (0, -g) moved along the tree
+        for k in range(K):
+            if p >= 0:
+                a0, a1, a2 = G[p, k, 0], G[p, k, 1], G[p, k, 2]
+            elif k == 0:
+                a0, a1, a2 = g0[0], g0[1], g0[2]
+            else:
+                a0 = a1 = a2 = 0.0
+            Y[k, 0] = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
+            Y[k, 1] = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
+            Y[k, 2] = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
+            if rev:
+                x0 = x1 = 0.0
+                for j in range(k + 1):
+                    c, sn = E[i, j, 0], E[i, j, 1]
+                    x0 += c * Y[k - j, 0] - sn * Y[k - j, 1]
+                    x1 += sn * Y[k - j, 0] + c * Y[k - j, 1]
+                G[i, k, 0], G[i, k, 1], G[i, k, 2] = x0, x1, Y[k, 2]
+            else:
+                G[i, k, 0], G[i, k, 1], G[i, k, 2] = Y[k, 0], Y[k, 1], Y[k, 2]
+        # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
+        _scalar_body_wrench(M, i, V, G, h, W, K)
+        if has_w:
+            for k in range(K):
+                for r in range(6):
+                    for c in range(6):
+                        W[i, k, r] -= Tw[i, r, c] * wext[k, b, i, c]
+    for i in range(n - 1, -1, -1):
+        rev = kinds[i] == 0.0
+        z = 2 if rev else 5
+        for k in range(K):
+            out[b, k, i] = W[i, k, z] * fact[k]
+        p = parents[i]
+        if p < 0:
+            continue
+        R = RH[i]
+        q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
+        for k in range(K):
+            # the joint motion transposed: exp(+i q) on (x, y), or t += q e_z x f
+            if rev:
+                t0 = t1 = f0 = f1 = 0.0
+                for j in range(k + 1):
+                    m = k - j
+                    c, sn = E[i, j, 0], E[i, j, 1]
+                    t0 += c * W[i, m, 0] + sn * W[i, m, 1]
+                    t1 += c * W[i, m, 1] - sn * W[i, m, 0]
+                    f0 += c * W[i, m, 3] + sn * W[i, m, 4]
+                    f1 += c * W[i, m, 4] - sn * W[i, m, 3]
+            else:
+                t0, t1, f0, f1 = W[i, k, 0], W[i, k, 1], W[i, k, 3], W[i, k, 4]
+                for j in range(k + 1):
+                    qj = E[i, j, 0]
+                    t0 -= qj * W[i, k - j, 4]
+                    t1 += qj * W[i, k - j, 3]
+            t2, f2 = W[i, k, 2], W[i, k, 5]
+            # Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)
+            u0 = t0 + f1 * q2 - f2 * q1
+            u1 = t1 + f2 * q0 - f0 * q2
+            u2 = t2 + f0 * q1 - f1 * q0
+            W[p, k, 0] += R[0, 0] * u0 + R[1, 0] * u1 + R[2, 0] * u2
+            W[p, k, 1] += R[0, 1] * u0 + R[1, 1] * u1 + R[2, 1] * u2
+            W[p, k, 2] += R[0, 2] * u0 + R[1, 2] * u1 + R[2, 2] * u2
+            W[p, k, 3] += R[0, 0] * f0 + R[1, 0] * f1 + R[2, 0] * f2
+            W[p, k, 4] += R[0, 1] * f0 + R[1, 1] * f1 + R[2, 1] * f2
+            W[p, k, 5] += R[0, 2] * f0 + R[1, 2] * f1 + R[2, 2] * f2
+
+
+@_njit
+def _rnea_z_samples(parents, zgeo, jet, K, wext, out, fact):
+    """:func:`_rnea_z_one` on every sample of the batch, the work arrays allocated once."""
+    n = parents.shape[0]
+    buf = np.empty(n * (K + 1) * 8 + n * K * 9 + (K + 1) * 7 + K * 6)
+    o1, o2, o3 = n * (K + 1) * 2, n * (K + 1) * 8, n * (K + 1) * 8 + n * K * 3
+    o4 = o3 + n * K * 6
+    E = buf[:o1].reshape((n, K + 1, 2))
+    V = buf[o1:o2].reshape((n, K + 1, 6))
+    G = buf[o2:o3].reshape((n, K, 3))
+    W = buf[o3:o4].reshape((n, K, 6))
+    Y = buf[o4:o4 + (K + 1) * 6].reshape((K + 1, 6))
+    h = buf[o4 + (K + 1) * 6:o4 + (K + 1) * 6 + K * 6].reshape((K, 6))
+    wc = buf[o4 + (K + 1) * 6 + K * 6:]
+    for b in range(jet.shape[0]):
+        _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc)

@@ -113,9 +113,33 @@ def resolve_backend(backend=None):
 
     Raises InputError for an unknown name, or for ``"numba"`` when numba is not installed.
     """
-    source = "backend"
     if backend is None:
-        backend, source = os.environ.get(ENV_VAR, "auto").strip().lower() or "auto", ENV_VAR
+        return _resolve(_environ_get(ENV_VAR), ENV_VAR)
+    if not isinstance(backend, str):
+        raise InputError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    return _resolve(backend, "backend")
+
+
+def _environ_get(name):
+    """``os.environ.get(name)`` (None when unset) at a tenth of its cost: a single sample reads
+    the backend variable on every call, and ``os.environ.get`` (encoding the key, decoding the
+    value) takes 0.5 us. On POSIX CPython ``os.environ`` keeps its encoded copy in ``_data``,
+    read here directly; elsewhere the public call."""
+    data = getattr(os.environ, "_data", None)
+    if type(data) is not dict or os.name != "posix":
+        return os.environ.get(name)
+    return data.get(name.encode())  # bytes, decoded by _resolve once per value
+
+
+@lru_cache(maxsize=16)
+def _resolve(backend, source):
+    """resolve_backend for a name from ``source`` (the keyword, or the environment variable's
+    raw value: None when unset, bytes from :func:`_environ_get`, normalised here), computed
+    once per value: a single sample calls it."""
+    if source == ENV_VAR:
+        if isinstance(backend, bytes):
+            backend = os.fsdecode(backend)
+        backend = (backend or "auto").strip().lower() or "auto"
     if backend not in BACKENDS:
         raise InputError(f"{source} must be one of {BACKENDS}, got {backend!r}")
     if backend == "auto":

@@ -159,12 +159,40 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     (Floating models: :func:`hod_dynamics.floating.time_derivatives_floating`.)
     """
     compiled = resolve_backend(backend) == "numba"
+    if compiled and not wrenches:
+        tau = _compiled_call(model, qjet, order)
+        if tau is not None:
+            return tau
     jet = check_jet(model, qjet, order + 3, finite=not compiled)
     batch = jet.shape[:-2]
     flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
     out, _ = recursion(model, flat, order + 1, batch, wrenches, compiled,
                        refuse=lambda: check_jet(model, qjet, order + 3))
     return out.reshape(batch + (order + 1, model.n_dof))
+
+
+def _compiled_call(model, qjet, order):
+    """The common call (a node's or a controller's: one sample or a small batch, a float64
+    C-contiguous jet of the right shape, a fixed base, no wrenches) in one kernel call, with
+    only the checks that call needs (the kernel tests finiteness as it reads); None for
+    anything else, which the general path validates (with its error messages)."""
+    if (type(qjet) is not np.ndarray or qjet.dtype != np.float64 or not qjet.flags.c_contiguous
+            or not qjet.flags.writeable or model.floating):
+        return None
+    n = model.n_dof
+    if qjet.shape[-2:] != (order + 3, n):
+        return None
+    batch = qjet.shape[:-2]
+    B = batch_size(batch)
+    if B >= 2 * MIN_CHUNK:  # worth threads
+        return None
+    out = np.empty(batch + (order + 1, n))
+    kernel, parents, geometry = _rnea_kernel(model)
+    if not kernel(parents, geometry, qjet.reshape((B, order + 3, n)), order + 1, _NO_WRENCH,
+                  out.reshape((B, order + 1, n))):
+        check_jet(model, qjet, order + 3)  # names the NaN or infinity the kernel met
+        raise InputError("qjet holds a non-finite value")  # not reached after check_jet
+    return out
 
 
 def recursion(model, flat, K, batch, wrenches, compiled, refuse=None, root=None):
@@ -238,7 +266,8 @@ def _rnea_numba(model, jet, K, wext, out, root=None):
     Returns False (out unfinished) when the jet holds a NaN or an infinity."""
     wext = _NO_WRENCH if wext is None else kernel_array(wext)
     if root is None:
-        return kernels().rnea_jets(*_kernel_geometry(model), kernel_array(jet), K, wext, out)
+        kernel, parents, geometry = _rnea_kernel(model)
+        return kernel(parents, geometry, kernel_array(jet), K, wext, out)
     quat, vbase, base = root
     return kernels().rnea_floating(*_kernel_model(model), *_kernel_base(model),
                                    kernel_array(jet), kernel_array(quat), kernel_array(vbase), K,
@@ -260,9 +289,64 @@ def _kernel_model(model):
 @per_model
 def _kernel_geometry(model):
     """``(parents, geometry)``: the model arrays of :func:`_kernel_model` but the parents end
-    to end in one flat array, the form ``rnea_jets`` takes (fewer arguments to convert)."""
+    to end in one flat array, then those of :func:`_z_geometry`: the form ``rnea_jets`` and
+    ``rnea_jets_general`` take (fewer arguments to convert)."""
     parents, *arrays = _kernel_model(model)
-    return parents, np.concatenate([a.ravel() for a in arrays])
+    return parents, np.concatenate([a.ravel() for a in arrays] + [_z_geometry(model)])
+
+
+@per_model
+def _rnea_kernel(model):
+    """``(kernel, parents, geometry)``: ``rnea_jets`` (joint-aligned frames) or, for a model
+    with a pitched screw, ``rnea_jets_general``, and its arguments (:func:`_kernel_geometry`)."""
+    parents, geometry = _kernel_geometry(model)
+    aligned = geometry[60 * model.n_dof + 6] > 0.0
+    return (kernels().rnea_jets if aligned else kernels().rnea_jets_general), parents, geometry
+
+
+def _joint_frames(model):
+    """``(kinds (n,), T (n, 4, 4))``: kind 0 revolute, 1 prismatic, and the pose in body i's
+    frame of a frame whose z axis is joint i's axis (origin on it), in which the screw is
+    ``Z = e_z`` (angular, revolute) or linear (prismatic): ``X_i = Ad(T_i) Z``. None when a
+    screw is neither a unit rotation about a line nor a unit translation."""
+    n = model.n_dof
+    kinds, T = np.zeros(n), np.tile(np.eye(4), (n, 1, 1))
+    for i, X in enumerate(model.screws):
+        w, v = X[:3], X[3:]
+        if np.any(w != 0):
+            if abs(w @ w - 1) > 1e-14 or abs(w @ v) > 1e-14 * max(1.0, np.linalg.norm(v)):
+                return None
+            axis, T[i, :3, 3] = w, np.cross(w, v)  # v = r x w for the line through r
+        else:
+            if abs(v @ v - 1) > 1e-14:
+                return None
+            axis, kinds[i] = v, 1.0
+        if not (axis[0] == axis[1] == 0 and axis[2] == 1):
+            helper = np.eye(3)[np.argmin(np.abs(axis))]
+            x = np.cross(helper, axis)
+            x /= np.linalg.norm(x)
+            T[i, :3, :3] = np.stack([x, np.cross(axis, x), axis], axis=1)
+    return kinds, T
+
+
+def _z_geometry(model):
+    """The model arrays re-expressed in joint-aligned body frames (:func:`_joint_frames`) for
+    the compiled batch kernel: a flag (1.0, or 0.0 with zeros when some screw does not allow
+    it), then ``kinds``, ``RH`` (n, 3, 3), ``pH`` (n, 3) the blocks of ``Ad(H_i) = Ad(T_i^-1
+    B_i^-1 T_parent)``, the inertias ``Ad(T_i)^T M_i Ad(T_i)``, ``Ad(T_i)^T`` (external
+    wrenches) and the linear part of the base acceleration (see
+    :func:`hod_dynamics._kernels.z_model_arrays`)."""
+    n = model.n_dof
+    frames = _joint_frames(model)
+    if frames is None:
+        return np.zeros(1 + 85 * n + 3)
+    kinds, T = frames
+    parent_T = np.array([T[p] if p >= 0 else np.eye(4) for p in model.parents]).reshape(n, 4, 4)
+    H = inverse(T) @ inverse(model.references) @ parent_T
+    A = Ad(T)
+    AT = np.swapaxes(A, -1, -2)
+    arrays = (kinds, H[:, :3, :3], H[:, :3, 3], AT @ model.inertias @ A, AT, -model.gravity)
+    return np.concatenate([[1.0]] + [np.ascontiguousarray(a).ravel() for a in arrays])
 
 
 @per_model

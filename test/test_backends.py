@@ -14,6 +14,7 @@ import pytest
 import hod_dynamics as hd
 from hod_dynamics import recursive
 from hod_dynamics.backend import ENV_VAR, numba_available, resolve_backend
+from hod_dynamics.spatial import body_inertia, rotation_matrix, transform
 
 from oracles import BACKENDS, PinocchioRobot, needs_numba, random_urdf, rel_err
 
@@ -50,6 +51,31 @@ def test_numba_equals_numpy_single_sample_and_panda(panda, rng):
     assert rel_err(fast, hd.time_derivatives(panda, jet, 3, backend="numpy")) < 1e-13
     tau = hd.inverse_dynamics(panda, *jet[:3])
     assert rel_err(tau, fast[0]) < 1e-13
+
+
+@needs_numba
+def test_numba_equals_numpy_far_along_continuous_joints_and_for_pitched_screws(rng):
+    """The compiled kernels run in joint-aligned body frames with their own (vectorised) sin
+    and cos, which hand over to libm beyond SINCOS_LIMIT rad; a screw with a pitch (which
+    from_screws accepts) has no such frame and runs the general form. Both match numpy,
+    in batches (lanes), a few samples and one sample."""
+    from hod_dynamics._kernels import SINCOS_LIMIT
+
+    assert SINCOS_LIMIT < 2e6  # the angles below reach beyond it
+    tree = hd.RobotModel.from_urdf(random_urdf(8, 4))
+    B = np.array([transform(rotation_matrix(q / np.linalg.norm(q)), p)
+                  for q, p in zip(rng.normal(size=(3, 4)), rng.uniform(-0.5, 0.5, (3, 3)))])
+    M = [body_inertia(m, c, np.diag(d)) for m, c, d in zip([2.0, 1.5, 1.0], rng.uniform(
+        -0.2, 0.2, (3, 3)), rng.uniform(0.01, 0.05, (3, 3)))]
+    pitched = hd.RobotModel.from_screws([[0, 0, 1, 0.1, 0, 0.05], [0, 1, 0, 0, 0, 1],
+                                         [1, 0, 0, 0, 0.3, 0]], B, M, parents=[-1, 0, 0])
+    assert recursive._z_geometry(tree)[0] == 1.0 and recursive._z_geometry(pitched)[0] == 0.0
+    for model, scale in [(tree, 1.0), (tree, 3e3), (tree, 2e6), (pitched, 1.0)]:
+        jets = rng.uniform(-1, 1, (40, 6, model.n_dof))
+        jets[:, 0] *= scale
+        for batch in (jets, jets[:3], jets[0]):
+            fast = hd.time_derivatives(model, batch, 3, backend="numba")
+            assert rel_err(fast, hd.time_derivatives(model, batch, 3, backend="numpy")) < 1e-13
 
 
 def test_env_var_and_keyword_select_the_backend(monkeypatch):
