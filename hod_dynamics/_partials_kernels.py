@@ -382,8 +382,10 @@ def _pair_vectors(pj, G, R, w, U, X):
 def _body_triples(i, paths, depth, S, Sd, alpha, R, w, G, D, U, X, qq, vv, qv, dM):
     """All entries of body i's triples (i, j, k), k <= j <= i on the path of i to the base
     (paths[i] lists it root first): qq = d2tau/dq dq, vv = d2tau/dqd dqd, qv = d2tau/dq dqd,
-    dM = dM/dq, (n, n, n) each; G (18, depth), D (13, depth), U (10, 6), X (3, 6) scratch;
-    U[7] = r6 S_i."""
+    dM = dM/dq, flat (n^3,) each; G (18, depth), D (13, depth), U (10, 6), X (3, 6) scratch;
+    U[7] = r6 S_i. The tensors are flat views (n^3,) of one sample's (n, n, n)."""
+    n = S.shape[0]
+    nn = n * n
     d = depth[i]
     for p in range(d):
         k = paths[i, p]
@@ -403,39 +405,44 @@ def _body_triples(i, paths, depth, S, Sd, alpha, R, w, G, D, U, X, qq, vv, qv, d
         _dots(D, 10, G, 6, U, 4, m)
         _dots(D, 11, G, 12, U, 0, m)
         _dots(D, 12, G, 12, U, 1, m)
+        # flat offsets into the C-ordered (n, n, n) tensors: [a, b, c] = a n^2 + b n + c
+        ij_, ji_, i_j, j_i = i * nn + j * n, j * nn + i * n, i * nn + j, j * nn + i
+        _ij, _ji = i * n + j, j * n + i
         for pk in range(m):
             k = paths[i, pk]
+            kn, knn = k * n, k * nn
+            ijk, jik, ikj, jki = ij_ + k, ji_ + k, i_j + kn, j_i + kn
+            kij, kji = knn + _ij, knn + _ji
             Sa, Sb = D[0, pk], D[1, pk]
             Pa, Pb = D[7, pk], D[8, pk]
             p1, p2 = Pa - Pb, D[12, pk] + D[10, pk]
-            qq[i, j, k] = p2
-            qv[i, k, j] = -p1
+            qq[ijk] = p2
+            qv[ikj] = -p1
             if j != i:
                 t = D[9, pk] + D[11, pk]
-                qq[j, k, i] = t
-                qq[j, i, k] = t
-                qv[j, k, i] = p1
-                qv[j, i, k] = D[2, pk] + 2.0 * Pa
-                vv[j, k, i] = vv[j, i, k] = Sa - Sb
-                dM[k, j, i] = dM[j, k, i] = Sa
+                qq[jki] = t
+                qq[jik] = t
+                qv[jki] = p1
+                qv[jik] = D[2, pk] + 2.0 * Pa
+                vv[jki] = vv[jik] = Sa - Sb
+                dM[kji] = dM[jki] = Sa
             if k != j:
                 S3 = D[3, pk]
-                qq[i, k, j] = p2
-                qq[k, i, j] = S3
-                vv[i, j, k] = vv[i, k, j] = Sb - Sa
-                qv[i, j, k] = D[4, pk] + 2.0 * Pb
-                qv[k, j, i] = D[5, pk]
-                dM[k, i, j] = dM[i, k, j] = Sb
+                qq[ikj] = p2
+                qq[kij] = S3
+                vv[ijk] = vv[ikj] = Sb - Sa
+                qv[ijk] = D[4, pk] + 2.0 * Pb
+                qv[kji] = D[5, pk]
+                dM[kij] = dM[ikj] = Sb
                 if j != i:
-                    qq[k, j, i] = S3
-                    vv[k, i, j] = vv[k, j, i] = Sa + Sb
-                    qv[k, i, j] = D[6, pk]
+                    qq[kji] = S3
+                    vv[kij] = vv[kji] = Sa + Sb
+                    qv[kij] = D[6, pk]
                 else:
-                    vv[k, j, i] = (U[7, 0] * G[0, pk] + U[7, 1] * G[1, pk] + U[7, 2] * G[2, pk]
-                                   + U[7, 3] * G[3, pk] + U[7, 4] * G[4, pk]
-                                   + U[7, 5] * G[5, pk])
+                    vv[kji] = (U[7, 0] * G[0, pk] + U[7, 1] * G[1, pk] + U[7, 2] * G[2, pk]
+                               + U[7, 3] * G[3, pk] + U[7, 4] * G[4, pk] + U[7, 5] * G[5, pk])
             else:
-                vv[i, j, k] = -Sa
+                vv[ijk] = -Sa
 
 
 @_njit
@@ -443,8 +450,7 @@ def _zero_runs(runs, qq, vv, qv, dM):
     """Zero the entries no triple writes: rows (tensor, start, stop) of runs, indices into the
     flat tensors 0 qq, 1 vv, 2 qv, 3 dM (n^3,) of one sample; runs across rows are merged, so
     a mostly zero tensor (a branched tree) is cleared at memset speed."""
-    n3 = qq.size
-    fq, fv, fqv, fm = qq.reshape(n3), vv.reshape(n3), qv.reshape(n3), dM.reshape(n3)
+    fq, fv, fqv, fm = qq, vv, qv, dM
     for r in range(runs.shape[0]):
         t = runs[r, 0]
         T = fq if t == 0 else fv if t == 1 else fqv if t == 2 else fm
@@ -520,7 +526,9 @@ def _second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM):
             return False
         _state(parents, screws, refs, inertias, g0, q[b], qd[b], qdd[b], S, I, V, Vp, Sd, A,
                Ap, h, alpha, Ic, Bc, hc, F, scratch)
-        Tqq, Tvv, Tqv, TdM = qq[b], vv[b], qv[b], dM[b]
+        n3 = n * n * n
+        Tqq, Tvv = qq[b].reshape(n3), vv[b].reshape(n3)
+        Tqv, TdM = qv[b].reshape(n3), dM[b].reshape(n3)
         _zero_runs(runs, Tqq, Tvv, Tqv, TdM)
         for i in range(n):
             _body_terms(i, S, Sd, alpha, Ic, Bc, hc, F, R, w, N)

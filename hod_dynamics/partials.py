@@ -410,7 +410,9 @@ def _one_writable_sample(n, q, qd, qdd):
 
 def _check_out(out, shape):
     """The four caller-provided result arrays of :func:`id_second_partials`, checked."""
-    if type(out) is tuple and len(out) == 4 and all(_is_result_array(a, shape) for a in out):
+    if (type(out) is tuple and len(out) == 4 and _is_result_array(out[0], shape)
+            and _is_result_array(out[1], shape) and _is_result_array(out[2], shape)
+            and _is_result_array(out[3], shape)):
         return out  # the common case, checked at a third of the cost of the loop below
     if not isinstance(out, (tuple, list)) or len(out) != 4:
         raise InputError("out must be a tuple of 4 arrays (d2tau_dqdq, d2tau_dqddqd, "
