@@ -31,7 +31,7 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
     ``base`` leading columns form a free joint (see partials._floating_partials): their parent
     is the world, and their last body moves with all of them.
     """
-    RT, pT, E, Ai, MA, N, G = scratch
+    RT, pT, E, MA, N, G = scratch
     n = screws.shape[0]
     G[0] = g0
     for l in range(n):
@@ -159,7 +159,7 @@ def _subtree_sums(parents, k, h, F, Ic, Bc, with_Ic=True):
 def _state_scratch(n):
     """Work arrays of :func:`_state`; G row 0 holds the base acceleration, row 1 zeros."""
     return (np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((3, 3)), np.empty((6, 6)),
-            np.empty((6, 6)), np.empty((6, 6)), np.zeros((2, 6)))
+            np.empty((1, 6, 6)), np.zeros((2, 6)))
 
 
 # -- row helpers: vectors are rows of (rows, 6) arrays, matrices rows of (rows, 6, 6) arrays,
@@ -216,25 +216,17 @@ def _row(M, im, k, x0, x1, x2, x3, x4, x5):
 
 @_njit
 def _sym_adstar(A, ia, D, idd, O, io, mode, N):
-    """O[io] (op)= N + N^T with N = ad*(A[ia]) D[idd] (6x6); N (6, 6) scratch.
+    """O[io] (op)= N + N^T with N = ad*(A[ia]) D[idd] (6x6); N (>= 1, 6, 6) scratch, N[0]
+    written.
 
     With D = I this is the inertia rate ad*(a) I - I ad(a) (I symmetric)."""
-    a0, a1, a2, a3, a4, a5 = A[ia, 0], A[ia, 1], A[ia, 2], A[ia, 3], A[ia, 4], A[ia, 5]
-    for c in range(6):
-        f0, f1, f2 = D[idd, 0, c], D[idd, 1, c], D[idd, 2, c]
-        f3, f4, f5 = D[idd, 3, c], D[idd, 4, c], D[idd, 5, c]
-        N[0, c] = a1 * f2 - a2 * f1 + a4 * f5 - a5 * f4
-        N[1, c] = a2 * f0 - a0 * f2 + a5 * f3 - a3 * f5
-        N[2, c] = a0 * f1 - a1 * f0 + a3 * f4 - a4 * f3
-        N[3, c] = a1 * f5 - a2 * f4
-        N[4, c] = a2 * f3 - a0 * f5
-        N[5, c] = a0 * f4 - a1 * f3
+    _adstar_cols(A, ia, D, idd, False, N, 0)
     for r in range(6):
         for c in range(6):
             if mode == 0:
-                O[io, r, c] = N[r, c] + N[c, r]
+                O[io, r, c] = N[0, r, c] + N[0, c, r]
             else:
-                O[io, r, c] += N[r, c] + N[c, r]
+                O[io, r, c] += N[0, r, c] + N[0, c, r]
 
 
 @_njit
@@ -272,9 +264,10 @@ def _cmf_add(f, io, O, im):
         O[im, r0 + 2, c0 + 1] -= x0
 
 
-@_njit
+@_inline
 def _adstar_cols(A, ia, M, im, transposed, O, io):
-    """O[io] = ad*(A[ia]) M[im] (or ad*(A[ia]) M[im]^T), column by column (6x6)."""
+    """O[io] = ad*(A[ia]) M[im] (or ad*(A[ia]) M[im]^T), column by column (6x6). Inlined:
+    :func:`_sym_adstar` runs it once per body in the first-order kernel too."""
     a0, a1, a2, a3, a4, a5 = A[ia, 0], A[ia, 1], A[ia, 2], A[ia, 3], A[ia, 4], A[ia, 5]
     for c in range(6):
         if transposed:
@@ -319,8 +312,8 @@ def _body_terms(i, S, Sd, alpha, Ic, Bc, hc, F, R, w, N):
         for c in range(6):
             R[2, r, c] = Bc[i, r, c]
     _cmf_add(hc, i, R, 2)
-    _sym_adstar(S, i, Ic, i, R, 0, 0, N[0])
-    _sym_adstar(Sd, i, Ic, i, R, 1, 0, N[0])
+    _sym_adstar(S, i, Ic, i, R, 0, 0, N)
+    _sym_adstar(Sd, i, Ic, i, R, 1, 0, N)
     _mv_r(Ic, i, Sd, i, w, 5, 0)
     _cmf_add(w, 5, R, 1)
     # ad*(s) BC - BC ad(s) = ad*(s) BC + (ad*(s) BC^T)^T, as ad(s)^T = -ad*(s)
@@ -503,7 +496,7 @@ def _second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM):
     parents, depth, paths, runs, screws, refs, inertias, g0 = second_model(ints, floats)
     B, n = q.shape
     dmax = paths.shape[1]
-    work = np.empty(180 * n + 31 * dmax + 393)
+    work = np.empty(180 * n + 31 * dmax + 357)
     v1, o = work[:60 * n].reshape((10, n, 6)), 60 * n
     S, V, Vp, Sd, A, Ap, h, alpha, hc, F = v1[0], v1[1], v1[2], v1[3], v1[4], v1[5], v1[6], \
         v1[7], v1[8], v1[9]
@@ -513,13 +506,13 @@ def _second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM):
     pT, o = work[o:o + 3 * n].reshape((n, 3)), o + 3 * n
     R, o = work[o:o + 108].reshape((3, 6, 6)), o + 108
     N, o = work[o:o + 72].reshape((2, 6, 6)), o + 72
-    M3, o = work[o:o + 108].reshape((3, 6, 6)), o + 108
+    M2, o = work[o:o + 72].reshape((2, 6, 6)), o + 72
     w, o = work[o:o + 36].reshape((6, 6)), o + 36
     U, o = work[o:o + 60].reshape((10, 6)), o + 60
     E, o = work[o:o + 9].reshape((3, 3)), o + 9
     G, o = work[o:o + 18 * dmax].reshape((18, dmax)), o + 18 * dmax
     D = work[o:o + 13 * dmax].reshape((13, dmax))
-    scratch = (RT, pT, E, M3[0], M3[1], M3[2], np.zeros((2, 6)))
+    scratch = (RT, pT, E, M2[0], M2[1:], np.zeros((2, 6)))
     X = np.empty((3, 6))
     for b in range(B):
         if not _finite_state(q, qd, qdd, b):
