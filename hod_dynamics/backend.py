@@ -98,9 +98,22 @@ def kernel_array(a):
     broadcast view, a memory map) is a different type from a writable one: passing kernels
     writable arrays keeps them on the variant compiled (or cached) for the usual case.
     """
-    if a.flags.c_contiguous and a.flags.writeable and a.dtype == float:
+    if is_kernel_array(a):
         return a
     return np.array(a, dtype=float, order="C")
+
+
+_F64 = np.dtype(np.float64)  # numpy's native float64 dtype is one object: tested with ``is``
+
+
+def is_kernel_array(a):
+    """True when ``a`` goes to a compiled kernel as it is, on the variant compiled for the usual
+    case: an ndarray (not a subclass) of native float64, C-contiguous and writable. One flags
+    object, not two: single samples test their arrays on every call."""
+    if type(a) is not np.ndarray or a.dtype is not _F64:
+        return False
+    flags = a.flags
+    return flags.c_contiguous and flags.writeable
 
 
 def numba_available():

@@ -35,7 +35,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .backend import kernel_array, partials_kernels, resolve_backend
+from .backend import is_kernel_array, kernel_array, partials_kernels, resolve_backend
 from .errors import InputError
 from .floating import check_velocity, split_configuration
 from .model import batch_size, check_model, check_state, per_model
@@ -427,16 +427,9 @@ def _check_out(out, shape):
     return tuple(out)
 
 
-_F64 = np.dtype(np.float64)  # numpy's native float64 dtype is one object: tested with ``is``
-
-
 def _is_result_array(a, shape):
-    """True when ``a`` is an array the compiled kernel writes as it is: an ndarray of
-    native float64, of ``shape``, C-contiguous and writable (one flags object, not two)."""
-    if type(a) is not np.ndarray or a.dtype is not _F64 or a.shape != shape:
-        return False
-    flags = a.flags
-    return flags.c_contiguous and flags.writeable
+    """True when ``a`` is an array the compiled kernel takes as it is, of ``shape``."""
+    return is_kernel_array(a) and a.shape == shape
 
 
 _SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials

@@ -19,7 +19,8 @@ call evaluates many trajectory samples without a Python loop over samples.
 
 import numpy as np
 
-from .backend import MIN_CHUNK, kernel_array, kernels, map_chunks, resolve_backend
+from .backend import (MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks,
+                      resolve_backend)
 from .errors import InputError
 from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet, cross,
                    from_taylor, to_taylor)
@@ -176,8 +177,7 @@ def _compiled_call(model, qjet, order):
     C-contiguous jet of the right shape, a fixed base, no wrenches) in one kernel call, with
     only the checks that call needs (the kernel tests finiteness as it reads); None for
     anything else, which the general path validates (with its error messages)."""
-    if (type(qjet) is not np.ndarray or qjet.dtype != np.float64 or not qjet.flags.c_contiguous
-            or not qjet.flags.writeable or model.floating):
+    if not is_kernel_array(qjet) or model.floating:
         return None
     n = model.n_dof
     if qjet.shape[-2:] != (order + 3, n):
