@@ -30,7 +30,7 @@ import numba
 import numpy as np
 
 
-def _njit(f):
+def _njit(f, **extra):
     """``numba.njit(cache=True)``, or without the disk cache when no location is writable.
 
     ``fastmath={"contract"}`` only lets the compiler fuse a * b + c into one FMA instruction
@@ -39,7 +39,7 @@ def _njit(f):
     kernels touch no Python object, so other threads run meanwhile (a node keeps streaming
     while a long profile is computed; big batches are split over threads).
     """
-    options = dict(error_model="numpy", fastmath={"contract"}, nogil=True)
+    options = dict(error_model="numpy", fastmath={"contract"}, nogil=True, **extra)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", numba.NumbaWarning)
@@ -226,14 +226,34 @@ def _body_wrench(M, i, V, G, h, W, K, S):
                 for col in range(3, 6):
                     t += M[i, r, col] * (c * V[i, k + 1, col, s] + G[i, k, col - 3, s])
                 W[i, k, r, s] = t
-        for j in range(k + 1):
+        # -ad(V)^T h = (w x L + v x F, w x F) for V = (w, v), h = (L, F); two terms per pass
+        # (the pairs (j, k - j) and (k - j, j)): half the stores
+        for j in range(0, k, 2):
             m = k - j
-            # -ad(V)^T h = (w x L + v x F, w x F) for V = (w, v), h = (L, F)
             for s in range(S):
                 w0, w1, w2 = V[i, j, 0, s], V[i, j, 1, s], V[i, j, 2, s]
                 v0, v1, v2 = V[i, j, 3, s], V[i, j, 4, s], V[i, j, 5, s]
                 L0, L1, L2 = h[m, 0, s], h[m, 1, s], h[m, 2, s]
                 F0, F1, F2 = h[m, 3, s], h[m, 4, s], h[m, 5, s]
+                a0, a1, a2 = V[i, j + 1, 0, s], V[i, j + 1, 1, s], V[i, j + 1, 2, s]
+                b0, b1, b2 = V[i, j + 1, 3, s], V[i, j + 1, 4, s], V[i, j + 1, 5, s]
+                P0, P1, P2 = h[m - 1, 0, s], h[m - 1, 1, s], h[m - 1, 2, s]
+                Q0, Q1, Q2 = h[m - 1, 3, s], h[m - 1, 4, s], h[m - 1, 5, s]
+                W[i, k, 0, s] += (w1 * L2 - w2 * L1 + v1 * F2 - v2 * F1) + (
+                    a1 * P2 - a2 * P1 + b1 * Q2 - b2 * Q1)
+                W[i, k, 1, s] += (w2 * L0 - w0 * L2 + v2 * F0 - v0 * F2) + (
+                    a2 * P0 - a0 * P2 + b2 * Q0 - b0 * Q2)
+                W[i, k, 2, s] += (w0 * L1 - w1 * L0 + v0 * F1 - v1 * F0) + (
+                    a0 * P1 - a1 * P0 + b0 * Q1 - b1 * Q0)
+                W[i, k, 3, s] += (w1 * F2 - w2 * F1) + (a1 * Q2 - a2 * Q1)
+                W[i, k, 4, s] += (w2 * F0 - w0 * F2) + (a2 * Q0 - a0 * Q2)
+                W[i, k, 5, s] += (w0 * F1 - w1 * F0) + (a0 * Q1 - a1 * Q0)
+        if k % 2 == 0:
+            for s in range(S):
+                w0, w1, w2 = V[i, k, 0, s], V[i, k, 1, s], V[i, k, 2, s]
+                v0, v1, v2 = V[i, k, 3, s], V[i, k, 4, s], V[i, k, 5, s]
+                L0, L1, L2 = h[0, 0, s], h[0, 1, s], h[0, 2, s]
+                F0, F1, F2 = h[0, 3, s], h[0, 4, s], h[0, 5, s]
                 W[i, k, 0, s] += w1 * L2 - w2 * L1 + v1 * F2 - v2 * F1
                 W[i, k, 1, s] += w2 * L0 - w0 * L2 + v2 * F0 - v0 * F2
                 W[i, k, 2, s] += w0 * L1 - w1 * L0 + v0 * F1 - v1 * F0
@@ -799,11 +819,21 @@ def _z_twists(E, i, rev, Y, has_parent, wc, V, K, S):
                 V[i, k, 3, s] = c * y3 - sn * y4
                 V[i, k, 4, s] = sn * y3 + c * y4
                 V[i, k, 5, s] = Y[k, 5, s]
-            for j in range(1, k + 1):
+            for j in range(1, k, 2):  # two terms per pass: half the stores
                 m = k - j
                 for s in range(S):
                     c, sn = E[i, j, 0, s], E[i, j, 1, s]
                     y0, y1, y3, y4 = Y[m, 0, s], Y[m, 1, s], Y[m, 3, s], Y[m, 4, s]
+                    d, dn = E[i, j + 1, 0, s], E[i, j + 1, 1, s]
+                    z0, z1, z3, z4 = Y[m - 1, 0, s], Y[m - 1, 1, s], Y[m - 1, 3, s], Y[m - 1, 4, s]
+                    V[i, k, 0, s] += (c * y0 - sn * y1) + (d * z0 - dn * z1)
+                    V[i, k, 1, s] += (sn * y0 + c * y1) + (dn * z0 + d * z1)
+                    V[i, k, 3, s] += (c * y3 - sn * y4) + (d * z3 - dn * z4)
+                    V[i, k, 4, s] += (sn * y3 + c * y4) + (dn * z3 + d * z4)
+            if k % 2 == 1:
+                for s in range(S):
+                    c, sn = E[i, k, 0, s], E[i, k, 1, s]
+                    y0, y1, y3, y4 = Y[0, 0, s], Y[0, 1, s], Y[0, 3, s], Y[0, 4, s]
                     V[i, k, 0, s] += c * y0 - sn * y1
                     V[i, k, 1, s] += sn * y0 + c * y1
                     V[i, k, 3, s] += c * y3 - sn * y4
@@ -865,11 +895,19 @@ def _z_gravity(RH, i, rev, E, G, p, g0, Y, K, S):
             G[i, k, 0, s] = c * y0 - sn * y1
             G[i, k, 1, s] = sn * y0 + c * y1
             G[i, k, 2, s] = Y[k, 2, s]
-        for j in range(1, k + 1):
+        for j in range(1, k, 2):  # two terms per pass: half the stores
             m = k - j
             for s in range(S):
                 c, sn = E[i, j, 0, s], E[i, j, 1, s]
                 y0, y1 = Y[m, 0, s], Y[m, 1, s]
+                d, dn = E[i, j + 1, 0, s], E[i, j + 1, 1, s]
+                z0, z1 = Y[m - 1, 0, s], Y[m - 1, 1, s]
+                G[i, k, 0, s] += (c * y0 - sn * y1) + (d * z0 - dn * z1)
+                G[i, k, 1, s] += (sn * y0 + c * y1) + (dn * z0 + d * z1)
+        if k % 2 == 1:
+            for s in range(S):
+                c, sn = E[i, k, 0, s], E[i, k, 1, s]
+                y0, y1 = Y[0, 0, s], Y[0, 1, s]
                 G[i, k, 0, s] += c * y0 - sn * y1
                 G[i, k, 1, s] += sn * y0 + c * y1
 
@@ -890,11 +928,22 @@ def _z_wrench_to_parent(RH, pH, i, rev, E, W, p, U, K, S):
                 U[k, 3, s] = c * f0 + sn * f1
                 U[k, 4, s] = c * f1 - sn * f0
                 U[k, 5, s] = W[i, k, 5, s]
-            for j in range(1, k + 1):
+            for j in range(1, k, 2):  # two terms per pass: half the stores
                 m = k - j
                 for s in range(S):
                     c, sn = E[i, j, 0, s], E[i, j, 1, s]
                     t0, t1, f0, f1 = W[i, m, 0, s], W[i, m, 1, s], W[i, m, 3, s], W[i, m, 4, s]
+                    d, dn = E[i, j + 1, 0, s], E[i, j + 1, 1, s]
+                    u0, u1 = W[i, m - 1, 0, s], W[i, m - 1, 1, s]
+                    g0, g1 = W[i, m - 1, 3, s], W[i, m - 1, 4, s]
+                    U[k, 0, s] += (c * t0 + sn * t1) + (d * u0 + dn * u1)
+                    U[k, 1, s] += (c * t1 - sn * t0) + (d * u1 - dn * u0)
+                    U[k, 3, s] += (c * f0 + sn * f1) + (d * g0 + dn * g1)
+                    U[k, 4, s] += (c * f1 - sn * f0) + (d * g1 - dn * g0)
+            if k % 2 == 1:
+                for s in range(S):
+                    c, sn = E[i, k, 0, s], E[i, k, 1, s]
+                    t0, t1, f0, f1 = W[i, 0, 0, s], W[i, 0, 1, s], W[i, 0, 3, s], W[i, 0, 4, s]
                     U[k, 0, s] += c * t0 + sn * t1
                     U[k, 1, s] += c * t1 - sn * t0
                     U[k, 3, s] += c * f0 + sn * f1
