@@ -25,8 +25,8 @@ from .forward import forward_dynamics
 from .friction import FrictionModel, load_friction, save_friction
 from .kinematics import frame_jacobian, frame_pose
 from .model import Frame, RobotModel
-from .partials import (id_partials, id_partials_directional, id_second_order_rate,
-                       id_second_partials)
+from .partials import (SecondPartialsData, id_partials, id_partials_directional,
+                       id_second_order_rate, id_second_partials)
 from .robots import load_robot, robot_path, share_path, shipped_robots
 from .trajectory import (LimitReport, LimitViolation, Trajectory, load_trajectory,
                          shipped_trajectories)
@@ -38,7 +38,8 @@ __all__ = [
     "Frame", "HodDynamicsError", "HodDynamicsWarning", "InputError", "ModelError", "RobotModel", "TrajectoryError",
     "coriolis_matrix_derivatives", "external_wrench_derivatives", "gravity_derivatives",
     "mass_matrix_derivatives",
-    "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",
+    "SecondPartialsData", "id_partials", "id_partials_directional", "id_second_order_rate",
+    "id_second_partials",
     "coriolis_matrix", "forward_dynamics", "frame_jacobian", "frame_pose", "gravity_torques",
     "inverse_dynamics", "kinetic_energy", "load_robot", "mass_matrix", "robot_path",
     "shipped_robots", "time_derivatives",

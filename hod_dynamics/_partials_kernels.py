@@ -9,15 +9,25 @@ for a tree of depth d, where the numpy path differentiates the first-order assem
 direction (O(n^3) tangents): two formulations, which the tests comparing the backends tie
 together. Structure exploited: the symmetric halves are written as copies; only the entries of
 triples on one path to the base are computed, the rest (structurally zero) zeroed from a list
-made once per model; the paper's per-pair vectors are cut from 13 to 7 by the symmetry of
-ad*(S) Ic - Ic ad(S) and the skew-symmetry of cmf(Ic S) (see the comment above
-:func:`_body_terms`).
+made once per model, or not at all for a caller that keeps them zero (a
+:class:`~hod_dynamics.partials.SecondPartialsData`); the paper's per-pair vectors are cut from 13
+to 7 by the symmetry of ad*(S) Ic - Ic ad(S) and the skew-symmetry of cmf(Ic S) (see the
+comment above :func:`_body_terms`).
+
+The second-order kernel is one sample per call (:func:`second_partials_one`; batches loop over
+it) into caller-provided tensors and work array: it allocates nothing, so it is compiled
+without numba's reference counting (``_nrt=False``), which otherwise increments and decrements
+the count of every array a helper receives (atomic operations: a sixth of the Panda's time).
+A single sample from Python costs the dispatch of its arguments and the kernel, nothing else.
 
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 """
+import math  # noqa: F401 (screw_exp's, in the inlined copies' scope)
 import types
+from functools import partial
 
 import numpy as np
+from numba.extending import register_jitable
 
 from ._kernels import _inline, _njit, screw_exp
 
@@ -33,7 +43,8 @@ def _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, 
     """
     RT, pT, E, MA, N, G = scratch
     n = screws.shape[0]
-    G[0] = g0
+    for r in range(6):  # a loop, not a slice assignment: numba may copy a slice source
+        G[0, r] = g0[r]
     for l in range(n):
         par = parents[l]
         pe0, pe1, pe2 = screw_exp(screws, l, q[l], E)
@@ -441,13 +452,19 @@ def _body_triples(i, paths, depth, S, Sd, alpha, R, w, G, D, U, X, qq, vv, qv, d
 @_njit
 def _zero_runs(runs, qq, vv, qv, dM):
     """Zero the entries no triple writes: rows (tensor, start, stop) of runs, indices into the
-    flat tensors 0 qq, 1 vv, 2 qv, 3 dM (n^3,) of one sample; runs across rows are merged, so
-    a mostly zero tensor (a branched tree) is cleared at memset speed."""
-    fq, fv, fqv, fm = qq, vv, qv, dM
+    flat tensors 0 qq, 1 vv, 2 qv, 3 dM (n^3,) of one sample, runs across rows merged; for a
+    mostly zero model (a branched tree) the runs are the whole tensors, cleared by memset
+    before the triples write theirs (see partials._second_plan)."""
     for r in range(runs.shape[0]):
-        t = runs[r, 0]
-        T = fq if t == 0 else fv if t == 1 else fqv if t == 2 else fm
-        T[runs[r, 1]:runs[r, 2]] = 0.0
+        t, a, b = runs[r, 0], runs[r, 1], runs[r, 2]
+        if t == 0:
+            qq[a:b] = 0.0
+        elif t == 1:
+            vv[a:b] = 0.0
+        elif t == 2:
+            qv[a:b] = 0.0
+        else:
+            dM[a:b] = 0.0
 
 
 @_njit
@@ -467,36 +484,61 @@ def second_model(ints, floats):
     return parents, depth, paths, runs, screws, refs, inertias, g0
 
 
+@register_jitable
+def second_work_size(n, d):
+    """Doubles of the work array of the second-order kernels for n bodies and paths to the
+    base of at most d bodies (see :func:`_second_sample`)."""
+    return 180 * n + 31 * d + 387
+
+
+# status codes of the second-order kernels
+DONE, NON_FINITE, MISFIT = 0, 1, 2
+
+
+@partial(_njit, _nrt=False)
+def second_partials_one(ints, floats, q, qd, qdd, qq, vv, qv, dM, work, zero):
+    """The four tensors (n, n, n) qq = d2tau/dq dq, vv = d2tau/dqd dqd, qv = d2tau/dq dqd,
+    dM = dM/dq (Pinocchio's index order, see partials.id_second_partials) of one sample q,
+    qd, qdd (n,), written in place by the algorithm of Singh, Russell and Wensing (2022): O(n
+    d^2) for depth d. The model: :func:`second_model`; ``work``: at least
+    :func:`second_work_size` doubles. Only the entries that can be nonzero are written; with
+    ``zero`` the others (structurally zero) are zeroed from the model's runs too, so that the
+    tensors are overwritten entirely; without it they are left as they are (for a caller that
+    keeps them zero, :class:`hod_dynamics.partials.SecondPartialsData`).
+
+    Returns DONE; NON_FINITE when an input holds a NaN or an infinity, MISFIT when an array
+    does not have the model's shape (nothing written in either case): the one-sample path of
+    partials.id_second_partials passes the caller's arrays as they are."""
+    n = ints[0]
+    if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n
+            or work.shape[0] < second_work_size(n, ints[1])):
+        return MISFIT
+    for T in (qq, vv, qv, dM):
+        if T.shape[0] != n or T.shape[1] != n or T.shape[2] != n:
+            return MISFIT
+    return _second_sample_inlined(ints, floats, q, qd, qdd, qq, vv, qv, dM, work, zero)
+
+
 @_njit
-def second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM):
-    """The four tensors (B, n, n, n) qq = d2tau/dq dq, vv = d2tau/dqd dqd, qv = d2tau/dq dqd,
-    dM = dM/dq (Pinocchio's index order, see partials.id_second_partials) for q, qd, qdd (B, n),
-    written in place by the algorithm of Singh, Russell and Wensing (2022): O(n d^2) for
-    depth d. The model: :func:`second_model`. The entries no triple writes (structurally
-    zero) are zeroed from its runs, so the tensors are overwritten entirely at a cost
-    proportional to the zeros alone.
-
-    Returns False, leaving them unfinished, when an input holds a NaN or an infinity."""
-    return _second_partials_inlined(ints, floats, q, qd, qdd, qq, vv, qv, dM)
-
-
-@_njit
-def second_partials_one(ints, floats, q, qd, qdd, qq, vv, qv, dM):
-    """:func:`second_partials` of one sample: q, qd, qdd (n,), the tensors (n, n, n)."""
-    n = q.shape[0]
-    return second_partials(ints, floats, q.reshape((1, n)), qd.reshape((1, n)),
-                           qdd.reshape((1, n)), qq.reshape((1, n, n, n)),
-                           vv.reshape((1, n, n, n)), qv.reshape((1, n, n, n)),
-                           dM.reshape((1, n, n, n)))
+def second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM, work, zero):
+    """:func:`second_partials_one` for every sample of q, qd, qdd (B, n) into the tensors
+    (B, n, n, n); stops at the first sample that is not DONE and returns its status."""
+    for b in range(q.shape[0]):
+        status = second_partials_one(ints, floats, q[b], qd[b], qdd[b], qq[b], vv[b], qv[b],
+                                     dM[b], work, zero)
+        if status != DONE:
+            return status
+    return DONE
 
 
 @_inline
-def _second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM):
-    """The body of :func:`second_partials`; its work arrays are views of one allocation."""
+def _second_sample(ints, floats, q, qd, qdd, qq, vv, qv, dM, work, zero):
+    """The body of :func:`second_partials_one`; its work arrays are views of ``work``."""
     parents, depth, paths, runs, screws, refs, inertias, g0 = second_model(ints, floats)
-    B, n = q.shape
+    n = q.shape[0]
     dmax = paths.shape[1]
-    work = np.empty(180 * n + 31 * dmax + 357)
+    if not _finite_state(q, qd, qdd):
+        return NON_FINITE
     v1, o = work[:60 * n].reshape((10, n, 6)), 60 * n
     S, V, Vp, Sd, A, Ap, h, alpha, hc, F = v1[0], v1[1], v1[2], v1[3], v1[4], v1[5], v1[6], \
         v1[7], v1[8], v1[9]
@@ -510,54 +552,61 @@ def _second_partials(ints, floats, q, qd, qdd, qq, vv, qv, dM):
     w, o = work[o:o + 36].reshape((6, 6)), o + 36
     U, o = work[o:o + 60].reshape((10, 6)), o + 60
     E, o = work[o:o + 9].reshape((3, 3)), o + 9
+    X, o = work[o:o + 18].reshape((3, 6)), o + 18
+    grav, o = work[o:o + 12].reshape((2, 6)), o + 12
     G, o = work[o:o + 18 * dmax].reshape((18, dmax)), o + 18 * dmax
     D = work[o:o + 13 * dmax].reshape((13, dmax))
-    scratch = (RT, pT, E, M2[0], M2[1:], np.zeros((2, 6)))
-    X = np.empty((3, 6))
-    for b in range(B):
-        if not _finite_state(q, qd, qdd, b):
-            return False
-        _state(parents, screws, refs, inertias, g0, q[b], qd[b], qdd[b], S, I, V, Vp, Sd, A,
-               Ap, h, alpha, Ic, Bc, hc, F, scratch)
-        n3 = n * n * n
-        Tqq, Tvv = qq[b].reshape(n3), vv[b].reshape(n3)
-        Tqv, TdM = qv[b].reshape(n3), dM[b].reshape(n3)
+    for r in range(6):  # row 0 receives the base acceleration, row 1 is the roots' zero twist
+        grav[1, r] = 0.0
+    _state(parents, screws, refs, inertias, g0, q, qd, qdd, S, I, V, Vp, Sd, A, Ap, h, alpha,
+           Ic, Bc, hc, F, (RT, pT, E, M2[0], M2[1:], grav))
+    n3 = n * n * n
+    Tqq, Tvv, Tqv, TdM = qq.reshape(n3), vv.reshape(n3), qv.reshape(n3), dM.reshape(n3)
+    if zero:
         _zero_runs(runs, Tqq, Tvv, Tqv, TdM)
-        for i in range(n):
-            _body_terms(i, S, Sd, alpha, Ic, Bc, hc, F, R, w, N)
-            for r in range(6):  # u4 = r6 S_i
-                U[7, r] = w[4, r]
-            _body_triples(i, paths, depth, S, Sd, alpha, R, w, G, D, U, X, Tqq, Tvv, Tqv, TdM)
-    return True
+    for i in range(n):
+        _body_terms(i, S, Sd, alpha, Ic, Bc, hc, F, R, w, N)
+        for r in range(6):  # u4 = r6 S_i
+            U[7, r] = w[4, r]
+        _body_triples(i, paths, depth, S, Sd, alpha, R, w, G, D, U, X, Tqq, Tvv, Tqv, TdM)
+    return DONE
 
 
 @_njit
-def _finite_state(q, qd, qdd, b):
-    """True when sample b of q, qd, qdd (B, n) holds only finite numbers: the check costs
-    nanoseconds here and microseconds in numpy for a single sample."""
-    for i in range(q.shape[1]):
-        if not (np.isfinite(q[b, i]) and np.isfinite(qd[b, i]) and np.isfinite(qdd[b, i])):
+def _finite_state(q, qd, qdd):
+    """True when q, qd, qdd (n,) hold only finite numbers: the check costs nanoseconds here
+    and microseconds in numpy for a single sample."""
+    for i in range(q.shape[0]):
+        if not (np.isfinite(q[i]) and np.isfinite(qd[i]) and np.isfinite(qdd[i])):
             return False
     return True
 
 
-def _inline_family(*funcs):
+def _inline_family(*funcs, called=()):
     """Copies of ``funcs`` that numba inlines into their callers (``inline="always"``) and
-    whose calls to one another go to the copies."""
+    whose calls to one another go to the copies; those named in ``called`` are compiled on
+    their own instead (their callers call them), without reference counting: their callers
+    are the second-order kernel, which has none."""
     scope = dict(globals())
     for f in funcs:
         py = getattr(f, "py_func", f)
         copy = types.FunctionType(py.__code__, scope, py.__name__, py.__defaults__,
                                   py.__closure__)
         copy.__qualname__ = py.__qualname__ + ".inlined"
-        scope[py.__name__] = _inline(copy)
+        scope[py.__name__] = (partial(_njit, _nrt=False) if py.__name__ in called
+                              else _inline)(copy)
     return scope
 
 
-_second_partials_inlined = _inline_family(
-    _put, _ad_r, _adstar_r, _row, _col, _lin, _mv_r, _mtv_r, _sym_adstar, _adstar_cols,
-    _cmf_add, _body_terms, _dots, _pair_vectors, _body_triples, _second_partials)[
-    "_second_partials"]
+# the second-order kernel inlines its helpers but the forward pass, which it calls: compiled
+# into it, the forward pass saves ~0.2 us on the Panda and adds ~15 s to the first compile.
+# Everything is compiled without reference counting (see the module docstring); the
+# first-order kernel keeps its helpers as calls, so that it compiles as fast as before
+_second_sample_inlined = _inline_family(
+    screw_exp, _state, _world_inertia, _subtree_sums, _finite_state, _put, _ad_r, _adstar_r,
+    _row, _col, _lin, _mv_r, _mtv_r, _sym_adstar, _adstar_cols, _cmf_add, _body_terms, _dots,
+    _zero_runs, _pair_vectors, _body_triples, _second_sample,
+    called=("_state",))["_second_sample"]
 
 
 @_njit
@@ -609,7 +658,7 @@ def first_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out, ba
     I, Ic, Bc = m1[0], m1[1], m1[2]
     scratch = _state_scratch(n)
     for b in range(B):
-        if not _finite_state(q, qd, qdd, b):
+        if not _finite_state(q[b], qd[b], qdd[b]):
             return False
         _state(parents, screws, refs, inertias, g0 if g0s is None else g0s[b], q[b], qd[b],
                qdd[b], S, I, V, Vp, Sd, A, Ap, h, alpha, Ic, Bc, hc, F, scratch, base)

@@ -108,12 +108,10 @@ _F64 = np.dtype(np.float64)  # numpy's native float64 dtype is one object: teste
 
 def is_kernel_array(a):
     """True when ``a`` goes to a compiled kernel as it is, on the variant compiled for the usual
-    case: an ndarray (not a subclass) of native float64, C-contiguous and writable. One flags
-    object, not two: single samples test their arrays on every call."""
-    if type(a) is not np.ndarray or a.dtype is not _F64:
-        return False
-    flags = a.flags
-    return flags.c_contiguous and flags.writeable
+    case: an ndarray (not a subclass) of native float64, C-contiguous, aligned and writable
+    (numba types each of these apart; ``flags.carray`` tests the last three at once, which
+    matters to single samples, tested on every call)."""
+    return type(a) is np.ndarray and a.dtype is _F64 and a.flags.carray
 
 
 def numba_available():
@@ -127,10 +125,18 @@ def resolve_backend(backend=None):
     Raises InputError for an unknown name, or for ``"numba"`` when numba is not installed.
     """
     if backend is None:
-        return _resolve(_environ_get(ENV_VAR), ENV_VAR)
+        raw = _environ_get(ENV_VAR)
+        try:
+            return _from_env[raw]
+        except KeyError:  # a value not seen yet (or unhashable): resolved, checked, kept
+            resolved = _from_env[raw] = _resolve(raw, ENV_VAR)
+            return resolved
     if not isinstance(backend, str):
         raise InputError(f"backend must be one of {BACKENDS}, got {backend!r}")
     return _resolve(backend, "backend")
+
+
+_from_env = {}  # raw value of HOD_DYNAMICS_BACKEND (None: unset) -> resolve_backend's answer
 
 
 def _environ_get(name):
@@ -139,9 +145,13 @@ def _environ_get(name):
     value) takes 0.5 us. On POSIX CPython ``os.environ`` keeps its encoded copy in ``_data``,
     read here directly; elsewhere the public call."""
     data = getattr(os.environ, "_data", None)
-    if type(data) is not dict or os.name != "posix":
+    if type(data) is not dict or not _POSIX:
         return os.environ.get(name)
-    return data.get(name.encode())  # bytes, decoded by _resolve once per value
+    return data.get(_ENCODED.get(name) or name.encode())  # bytes, decoded by _resolve
+
+
+_POSIX = os.name == "posix"
+_ENCODED = {ENV_VAR: ENV_VAR.encode()}
 
 
 @lru_cache(maxsize=16)

@@ -31,6 +31,7 @@ Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on 
 no Python loop runs over samples.
 """
 
+import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -371,26 +372,58 @@ def id_second_partials(model, q, qd, qdd, *, backend=None, out=None):
     blocks that keep the temporaries near 200 MB). Use :func:`id_partials_directional` for
     contractions. ``backend``: "numba", "numpy" or "auto" (None: see
     :mod:`hod_dynamics.backend`).
-    ``out``: optionally four arrays (float64, C-contiguous, writable, shape (..., n, n, n) of
-    the broadcast batch) that receive the tensors in that order and are returned, so that a
-    loop (a controller, an optimiser) allocates nothing per call. They are overwritten
-    entirely (whatever they held, NaN included); unlike Pinocchio's data tensors, nothing is
-    assumed of their previous content.
+
+    ``out``, so that a loop (a controller, an optimiser) allocates nothing per call:
+
+    - four arrays (float64, C-contiguous, writable, shape (..., n, n, n) of the broadcast
+      batch) that receive the tensors in that order and are returned. They are overwritten
+      entirely (whatever they held, NaN included).
+    - a :class:`SecondPartialsData` of the model (like Pinocchio's ``Data``): its tensors are
+      returned, read-only, and overwritten by the next call. It is faster on branched robots,
+      whose tensors are mostly structurally zero (entries of joints on different branches):
+      those zeros are written once, when it is made, and never again.
     """
     compiled = resolve_backend(backend) == "numba"
-    n = check_model(model).n_dof
-    if compiled and _one_writable_sample(n, q, qd, qdd) and not model.floating:
-        # one sample: validated here at a fraction of the general path's cost
-        out = tuple(np.empty((4, n, n, n))) if out is None else _check_out(out, (n, n, n))
-        if not partials_kernels().second_partials_one(*_second_model(model), q, qd, qdd, *out):
-            _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
-        return out
+    if compiled:
+        plan = _second_plan(check_model(model))
+        if plan is not None:  # one sample, the common call (else the general path below)
+            if out is None:
+                n = plan.n
+                T = np.empty((4, n, n, n))
+                T = T[0], T[1], T[2], T[3]
+                if plan.one(q, qd, qdd, T, True):
+                    return T
+            elif type(out) is tuple and len(out) == 4 and plan.one(q, qd, qdd, out, True):
+                return out
+    if type(out) is SecondPartialsData:
+        return out._compute(model, q, qd, qdd, compiled)
+    return _second_partials_into(model, q, qd, qdd, compiled, out, True)
+
+
+def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=None):
+    """id_second_partials on the general path: validated, broadcast inputs, any batch, both
+    backends. ``out``: the caller's four arrays (checked here, before anything is written),
+    or None (allocated), or with ``batch_shape`` given the own arrays of a
+    :class:`SecondPartialsData` of that batch shape. ``zero`` False: the structurally zero
+    entries are not written (the data's arrays keep them zero)."""
     batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
+    n = model.n_dof
     shape = batch + (n, n, n)
-    out = tuple(np.empty((4,) + shape)) if out is None else _check_out(out, shape)
+    if batch_shape is not None:
+        if batch != batch_shape:
+            raise InputError(f"out is a SecondPartialsData of batch shape {batch_shape}, the "
+                             f"inputs broadcast to batch shape {batch}")
+    elif out is not None:
+        out = _check_out(out, shape)
+    else:
+        T = np.empty((4,) + shape)
+        out = T[0], T[1], T[2], T[3]
     tensors = [t.reshape((batch_size(batch), n, n, n)) for t in out]  # views, written in place
     if compiled:
-        if not partials_kernels().second_partials(*_second_model(model), *flat, *tensors):
+        plan = _second_plan(model)
+        status = plan.kernels.second_partials(plan.ints, plan.floats, *flat, *tensors,
+                                              np.empty(plan.work), zero)
+        if status != 0:
             _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
         return out
     block = max(1, _SECOND_ORDER_BLOCK // max(n, 1) ** 3)
@@ -400,26 +433,13 @@ def id_second_partials(model, q, qd, qdd, *, backend=None, out=None):
     return out
 
 
-def _one_writable_sample(n, q, qd, qdd):
-    """True when q, qd, qdd are one sample as the compiled kernel takes it: writable,
-    contiguous native float64 ndarrays of shape (n,)."""
-    shape = (n,)
-    return (_is_result_array(q, shape) and _is_result_array(qd, shape)
-            and _is_result_array(qdd, shape))
-
-
 def _check_out(out, shape):
     """The four caller-provided result arrays of :func:`id_second_partials`, checked."""
-    if (type(out) is tuple and len(out) == 4 and _is_result_array(out[0], shape)
-            and _is_result_array(out[1], shape) and _is_result_array(out[2], shape)
-            and _is_result_array(out[3], shape)):
-        return out  # the common case, checked at a third of the cost of the loop below
     if not isinstance(out, (tuple, list)) or len(out) != 4:
         raise InputError("out must be a tuple of 4 arrays (d2tau_dqdq, d2tau_dqddqd, "
-                         f"d2tau_dqdqd, dM_dq), got {type(out).__name__}")
+                         f"d2tau_dqdqd, dM_dq) or a SecondPartialsData, got {type(out).__name__}")
     for k, a in enumerate(out):
-        if not (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.shape == shape
-                and a.flags.c_contiguous and a.flags.writeable):
+        if not (is_kernel_array(a) and a.shape == shape):
             got = (f"{a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
                    else type(a).__name__)
             raise InputError(f"out[{k}] must be a writable C-contiguous float64 array of shape "
@@ -427,9 +447,77 @@ def _check_out(out, shape):
     return tuple(out)
 
 
-def _is_result_array(a, shape):
-    """True when ``a`` is an array the compiled kernel takes as it is, of ``shape``."""
-    return is_kernel_array(a) and a.shape == shape
+class SecondPartialsData:
+    """The four tensors of :func:`id_second_partials` for one model, kept between calls, like
+    Pinocchio's ``Data``::
+
+        data = hd.SecondPartialsData(model)
+        d2tau_dqdq, d2tau_dqddqd, d2tau_dqdqd, dM_dq = hd.id_second_partials(
+            model, q, qd, qdd, out=data)
+
+    Each call writes the tensors into ``data`` and returns them: read-only arrays (n, n, n)
+    (``batch_shape + (n, n, n)`` for a batch), the same arrays every time, overwritten by the
+    next call (copy what you keep). They are also ``data.tensors``. Nothing is allocated per
+    call. The entries that are structurally zero (joints on different branches, and a few on
+    one path) are written once, here, and never again: most of the n^3 entries on a branched
+    robot (93 % on TALOS), whose rewriting would cost as much as computing the others.
+
+    One per thread: the compiled kernel runs without the GIL, and two threads sharing a data
+    would write into it at once. ``model``: a fixed-base :class:`~hod_dynamics.RobotModel`;
+    ``batch_shape``: the batch of the inputs it takes, () for one sample. Raises InputError
+    for a model that is not one, a floating base, or a malformed batch shape.
+    """
+
+    def __init__(self, model, batch_shape=()):
+        check_model(model)
+        if model.floating:
+            raise InputError("id_second_partials does not support floating-base models yet "
+                             f"(model '{model.name}' has a floating base)")
+        try:
+            batch_shape = tuple(int(b) for b in batch_shape)
+        except (TypeError, ValueError):
+            raise InputError(f"batch_shape must be a tuple of whole numbers >= 0, got "
+                             f"{batch_shape!r}") from None
+        if any(b < 0 for b in batch_shape):
+            raise InputError(f"batch_shape must be a tuple of whole numbers >= 0, got {batch_shape}")
+        n = model.n_dof
+        self.model, self.batch_shape = model, batch_shape
+        self._T = np.zeros((4,) + batch_shape + (n, n, n))
+        self._own = self._T[0], self._T[1], self._T[2], self._T[3]  # writable, for the kernels
+        views = tuple(t.view() for t in self._own)
+        for v in views:
+            v.flags.writeable = False
+        self.tensors = views
+        self.d2tau_dqdq, self.d2tau_dqddqd, self.d2tau_dqdqd, self.dM_dq = views
+        self._work = None
+
+    def __repr__(self):
+        return (f"SecondPartialsData(model '{self.model.name}', n={self.model.n_dof}, "
+                f"batch_shape={self.batch_shape})")
+
+    def _compute(self, model, q, qd, qdd, compiled):
+        """id_second_partials(model, q, qd, qdd, out=self)."""
+        if model is not self.model:
+            self._check_model(model)
+        if compiled and not self.batch_shape:
+            plan = _second_plan(model)
+            if self._work is None:
+                self._work = np.empty(plan.work)
+            if plan.one(q, qd, qdd, self._own, False, self._work):
+                return self.tensors
+        _second_partials_into(model, q, qd, qdd, compiled, self._own, False, self.batch_shape)
+        return self.tensors
+
+    def _check_model(self, model):
+        """A model other than the data's own object is accepted when its tree is the same (a
+        second load of the same robot): the structural zeros are then the same entries."""
+        check_model(model)
+        mine = self.model
+        if not (model.n_dof == mine.n_dof and np.array_equal(model.parents, mine.parents)
+                and not model.floating):
+            raise InputError(f"out is the SecondPartialsData of model '{mine.name}' ({mine.n_dof} "
+                             f"joints), not of a tree like model '{model.name}' ({model.n_dof} "
+                             "joints): make one with SecondPartialsData(model)")
 
 
 _SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials
@@ -443,14 +531,47 @@ def _kernel_model(model):
     return tuple(np.ascontiguousarray(a) for a in arrays)
 
 
-@per_model
-def _second_model(model):
-    """The model as the compiled second-order kernel takes it: ``(ints, floats)`` of
-    ``_partials_kernels.second_model``, with the runs of entries that the kernel never writes
-    (they are structurally zero: triples not on one path to the base, and a few on one).
+class _SecondPlan:
+    """What the compiled second-order kernels need of a fixed-base model: ``ints, floats`` of
+    ``_partials_kernels.second_model`` (with the runs of its structurally zero entries), ``n``,
+    ``work`` (the size of the work array), and :meth:`one`."""
 
-    The runs are found once per model by running the kernel on tensors filled with NaN: the
-    entries it leaves NaN (for finite inputs every written entry is finite)."""
+    def __init__(self, kernels, ints, floats, n, work):
+        self.kernels, self.ints, self.floats, self.n, self.work = kernels, ints, floats, n, work
+        self._kernel = kernels.second_partials_one
+        self._local = threading.local()  # a work array per thread: the kernel runs without the GIL
+
+    def one(self, q, qd, qdd, T, zero, work=None):
+        """Write the four tensors of one sample into T (4 arrays (n, n, n)) and return True;
+        False, having written nothing, when an argument is not what the compiled kernel takes
+        as it is (an array of another type or shape, or holding a NaN: the general path then
+        converts it or names the fault). numba's dispatch checks the types: the kernel may not
+        compile new variants (see :func:`_second_plan`), so it raises TypeError for any other
+        type, a read-only or strided array included."""
+        if work is None:
+            work = getattr(self._local, "work", None)
+            if work is None:
+                work = self._local.work = np.empty(self.work)
+        try:
+            return self._kernel(self.ints, self.floats, q, qd, qdd, T[0], T[1], T[2], T[3], work,
+                                zero) == 0
+        except TypeError:
+            return False
+
+
+@per_model
+def _second_plan(model):
+    """The :class:`_SecondPlan` of a fixed-base model (None for a floating one).
+
+    The runs of entries that the kernel never writes (they are structurally zero: triples not
+    on one path to the base, and a few on one) are found once per model by running the kernel
+    on tensors filled with NaN: the entries it leaves NaN (for finite inputs every written
+    entry is finite). That run also compiles the one-sample kernel (or loads it from numba's
+    cache) for the arguments it takes, kernel arrays (see backend.is_kernel_array); its
+    dispatcher then compiles no other variant (see :meth:`_SecondPlan.one`)."""
+    if model.floating:
+        return None
+    kernels = partials_kernels()
     n = model.n_dof
     chains = [chain[::-1] for chain in model.ancestors]
     depth = np.array([len(c) for c in chains], dtype=np.int64)
@@ -466,14 +587,23 @@ def _second_model(model):
         return np.concatenate([head, model.parents, depth, paths.ravel(),
                                runs.ravel()]).astype(np.int64)
 
-    tensors = np.full((4, 1, n, n, n), np.nan)
-    state = np.random.default_rng(0).uniform(-1.0, 1.0, (3, 1, n))
-    partials_kernels().second_partials(pack(np.zeros((0, 3))), floats, *state, *tensors)
-    runs = []
-    for t in range(4):
-        edges = np.diff(np.concatenate([[0], np.isnan(tensors[t, 0]).ravel(), [0]]).astype(int))
-        runs += [(t, a, b) for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1))]
-    return pack(np.array(runs).reshape(-1, 3)), floats
+    work = kernels.second_work_size(n, paths.shape[1])
+    tensors = np.full((4, n, n, n), np.nan)
+    state = np.random.default_rng(0).uniform(-1.0, 1.0, (3, n))
+    kernels.second_partials_one(pack(np.zeros((0, 3))), floats, *state, *tensors, np.empty(work),
+                                True)
+    kernels.second_partials_one.disable_compile()
+    zeros = np.isnan(tensors)
+    if 2 * np.count_nonzero(zeros) > zeros.size:  # mostly zero (a branched tree): clearing
+        # whole tensors (memset) is faster than clearing runs
+        runs = [(t, 0, n ** 3) for t in range(4)]
+    else:
+        runs = []
+        for t in range(4):
+            edges = np.diff(np.concatenate([[0], zeros[t].ravel(), [0]]).astype(int))
+            runs += [(t, a, b) for a, b in zip(np.flatnonzero(edges == 1),
+                                                np.flatnonzero(edges == -1))]
+    return _SecondPlan(kernels, pack(np.array(runs).reshape(-1, 3)), floats, n, work)
 
 
 @per_model

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from oracles import BACKENDS, CENTRAL_7, PinocchioRobot, pinocchio_robot, rel_err, sinusoid_jet
+from oracles import (BACKENDS, CENTRAL_7, ERD_ROBOTS, PinocchioRobot, erd_path, needs_numba,
+                     pinocchio_robot, rel_err, sinusoid_jet)
 
 
 def _states(model, count, seed=0):
@@ -244,3 +245,150 @@ def test_second_partials_out_overwritten_on_a_tree(random_tree, backend):
             fresh = hd.id_second_partials(model, q, qd, qdd, backend=backend)
             for a, b in zip(got, fresh):
                 np.testing.assert_array_equal(a, b)
+
+
+# -- SecondPartialsData (Pinocchio-style data) ----------------------------------------------------
+def _branched_tree_with_zeros(random_tree):
+    _, model = random_tree
+    n = model.n_dof
+    fresh = hd.id_second_partials(model, *(a[0] for a in _states(model, 1, seed=2)))
+    assert sum(int(np.count_nonzero(t == 0.0)) for t in fresh) > n ** 3  # many structural zeros
+    return model
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_second_partials_data_equals_fresh_tensors(random_tree, backend):
+    """out=SecondPartialsData: the same read-only arrays every call, holding exactly what a
+    fresh call returns, call after call (the structural zeros, written once, stay zero), for
+    one sample and for a batch shape."""
+    model = _branched_tree_with_zeros(random_tree)
+    n = model.n_dof
+    data = hd.SecondPartialsData(model)
+    states = _states(model, 4, seed=5)
+    first = None
+    for s in range(4):
+        q, qd, qdd = (a[s] for a in states)
+        got = hd.id_second_partials(model, q, qd, qdd, backend=backend, out=data)
+        first = first or got
+        assert all(a is b for a, b in zip(got, first)) and got == data.tensors
+        assert [t.shape for t in got] == [(n, n, n)] * 4
+        assert not any(t.flags.writeable for t in got)
+        for a, b in zip(got, hd.id_second_partials(model, q, qd, qdd, backend=backend)):
+            np.testing.assert_array_equal(a, b)
+    batch = hd.SecondPartialsData(model, batch_shape=(2, 2))
+    shaped = [a.reshape(2, 2, n) for a in states]
+    got = hd.id_second_partials(model, *shaped, backend=backend, out=batch)
+    assert [t.shape for t in got] == [(2, 2, n, n, n)] * 4
+    for a, b in zip(got, hd.id_second_partials(model, *shaped, backend=backend)):
+        np.testing.assert_array_equal(a, b)
+    assert "batch_shape=(2, 2)" in repr(batch)
+
+
+def test_second_partials_data_matches_fd_of_pinocchio_talos():
+    """TALOS (93 % of its 131,072 entries structurally zero) through a SecondPartialsData,
+    against central differences of Pinocchio's first-order partials, twice in a row."""
+    model, pr = pinocchio_robot("talos")
+    data = hd.SecondPartialsData(model)
+    states = _states(model, 2, seed=17)
+    for s in range(2):
+        q, qd, qdd = (a[s] for a in states)
+        d2qq, d2vv, d2qv, dMdq = hd.id_second_partials(model, q, qd, qdd, out=data)
+        fd_q, fd_v = _pinocchio_fd(pr, q, qd, qdd)
+        assert rel_err(d2qq, fd_q[0]) < 1e-6 and rel_err(dMdq, fd_q[2]) < 1e-6
+        assert rel_err(d2qv, fd_v[0]) < 1e-6 and rel_err(d2vv, fd_v[1]) < 1e-6
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_second_partials_data_bad_input_loses_nothing(panda, backend):
+    """A NaN, a wrong shape or a wrong batch is refused by name and the data keeps the tensors
+    of the last good call; a model of another tree, a floating model and a malformed batch
+    shape are refused when the data is used or made; a model of the same tree (a second load
+    of the robot, another robot) is served."""
+    data = hd.SecondPartialsData(panda)
+    q, qd, qdd = (a[0] for a in _states(panda, 1, seed=3))
+    kept = [t.copy() for t in hd.id_second_partials(panda, q, qd, qdd, backend=backend, out=data)]
+    bad = qd.copy()
+    bad[4] = np.nan
+    for args, message in (((q, bad, qdd), r"^qd holds a non-finite value at index \(4,\)"),
+                          ((q, qd, np.zeros(8)), r"^qdd must have shape \(\.\.\., 7\)"),
+                          ((q, qd, np.zeros((2, 7))), r"batch shape \(\), the inputs broadcast to batch shape \(2,\)")):
+        with pytest.raises(hd.InputError, match=message):
+            hd.id_second_partials(panda, *args, backend=backend, out=data)
+        for a, b in zip(data.tensors, kept):
+            np.testing.assert_array_equal(a, b)
+    again = hd.RobotModel.from_urdf(erd_path("panda"), locked_joints=ERD_ROBOTS["panda"][1])
+    assert again is not panda
+    got = hd.id_second_partials(again, q, qd, qdd, backend=backend, out=data)
+    for a, b in zip(got, kept):
+        np.testing.assert_array_equal(a, b)
+    iiwa = hd.load_robot("iiwa14")  # another robot on the same tree (a chain of 7): served
+    got = hd.id_second_partials(iiwa, q, qd, qdd, backend=backend, out=data)
+    for a, b in zip(got, hd.id_second_partials(iiwa, q, qd, qdd, backend=backend)):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(hd.InputError, match=r"SecondPartialsData of model 'panda' \(7 joints\), "
+                                            r"not of a tree like model 'planar_2r' \(2 joints\)"):
+        hd.id_second_partials(hd.load_robot("planar_2r"), q[:2], qd[:2], qdd[:2], backend=backend,
+                              out=data)
+    with pytest.raises(hd.InputError, match="floating-base"):
+        hd.SecondPartialsData(hd.RobotModel.from_urdf(erd_path("solo12"), floating_base=True))
+    for shape in ((-1,), "ab", 3):
+        with pytest.raises(hd.InputError, match="batch_shape must be a tuple"):
+            hd.SecondPartialsData(panda, batch_shape=shape)
+    with pytest.raises(hd.InputError, match="model must be a hod_dynamics RobotModel"):
+        hd.SecondPartialsData("panda")
+
+
+@needs_numba
+def test_second_partials_one_sample_path_compiles_nothing_new(panda):
+    """The one-sample path hands the caller's arrays to the compiled kernel as they are, and
+    numba's dispatch checks their types: read-only, strided, float32, integer, list and
+    subclass inputs, and float32 or strided out arrays, give the numbers of the common call
+    (or its error) and never make numba compile another variant (seconds in a control loop)."""
+    from hod_dynamics.backend import partials_kernels
+
+    q, qd, qdd = (a[0] for a in _states(panda, 1, seed=8))
+    expected = hd.id_second_partials(panda, q, qd, qdd)
+    kernel = partials_kernels().second_partials_one
+    variants = len(kernel.signatures)
+    frozen = q.copy()
+    frozen.setflags(write=False)
+    for args in ((frozen, qd, qdd), (np.repeat(q, 2)[::2], qd, qdd), (q.astype(np.float32), qd, qdd),
+                 (q, qd.tolist(), qdd), (np.zeros(7, dtype=int), qd, qdd),
+                 (q.view(np.matrix).A1, qd, qdd)):
+        got = hd.id_second_partials(panda, *args)
+        reference = hd.id_second_partials(panda, *(np.array(a, dtype=float) for a in args))
+        for a, b in zip(got, reference):
+            np.testing.assert_array_equal(a, b)
+    for a, b in zip(hd.id_second_partials(panda, frozen, qd, qdd), expected):
+        np.testing.assert_array_equal(a, b)
+    out = tuple(np.empty((7, 7, 7)) for _ in range(4))
+    with pytest.raises(hd.InputError, match=r"out\[1\] .* float32"):
+        hd.id_second_partials(panda, q, qd, qdd, out=(out[0], out[1].astype(np.float32)) + out[2:])
+    with pytest.raises(hd.InputError, match=r"out\[3\] must be a writable C-contiguous"):
+        hd.id_second_partials(panda, q, qd, qdd, out=out[:3] + (np.empty((7, 7, 14))[..., ::2],))
+    assert len(kernel.signatures) == variants == 1
+
+
+@needs_numba
+def test_second_partials_from_threads_at_once(random_tree):
+    """The compiled kernel runs without the GIL and keeps a work array per thread: calls from
+    several threads at once, plain and into a data of their own, give each its own numbers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = _branched_tree_with_zeros(random_tree)
+    states = _states(model, 6, seed=21)
+    expected = [hd.id_second_partials(model, *(a[s] for a in states)) for s in range(6)]
+
+    def worker(s):
+        data = hd.SecondPartialsData(model)
+        for _ in range(30):
+            for t in (s, (s + 3) % 6):
+                args = [a[t] for a in states]
+                for got in (hd.id_second_partials(model, *args),
+                            hd.id_second_partials(model, *args, out=data)):
+                    if not all(np.array_equal(a, b) for a, b in zip(got, expected[t])):
+                        return False
+        return True
+
+    with ThreadPoolExecutor(3) as pool:
+        assert all(pool.map(worker, range(3)))
