@@ -13,8 +13,9 @@ revolute chain, in microseconds per sample:
   ``computeRNEADerivatives``, ``ComputeRNEASecondOrderDerivatives`` and their contraction
   along the trajectory) and the second-order partials written in place into preallocated
   tensors, through a small pybind11 extension;
-- ``hd.id_second_partials``, one sample (allocating its result, and written into
-  caller-provided arrays with ``out=``).
+- ``hd.id_second_partials``, one sample: allocating its result, written into four
+  caller-provided arrays with ``out=``, and into a ``SecondPartialsData`` (``out=``, like
+  Pinocchio's data: its structurally zero entries are written once, when it is made).
 
 Times are the calling thread's CPU time (the C loop's too), not wall time: on a machine whose
 cores are shared with other jobs, wall time also counts the waits for a core, which penalises
@@ -248,9 +249,15 @@ class Case:
         self.errors["Pinocchio second partials"] = max(rel(o, p) for o, p in zip(ours, theirs))
         return t
 
-    def hod_second(self, out=False):
+    def hod_second(self, out=None):
+        """``out``: None (allocating), "arrays" (four caller arrays) or "data" (a
+        SecondPartialsData, Pinocchio-style: its structural zeros are written once)."""
         q, v, a = self.state
-        if out:
+        if out == "data":
+            if not hasattr(hd, "SecondPartialsData"):  # a version without it
+                return float("nan")
+            kw = {"out": hd.SecondPartialsData(self.model)}
+        elif out == "arrays":
             kw = {"out": self.out}
             try:
                 hd.id_second_partials(self.model, q, v, a, **kw)
@@ -258,6 +265,10 @@ class Case:
                 return float("nan")
         else:
             kw = {}
+        if out:  # the same numbers as the allocating call
+            got = hd.id_second_partials(self.model, q, v, a, **kw)
+            fresh = hd.id_second_partials(self.model, q, v, a)
+            assert all(np.array_equal(x, y) for x, y in zip(got, fresh)), out
         return median_of(lambda: hd.id_second_partials(self.model, q, v, a, **kw),
                          *self._reps()) * 1e6
 
@@ -278,7 +289,8 @@ ROUTES = [  # (label, method, args)
     ("Pinocchio C++ td2 in one call, from Python", "pin_td2", ()),
     ("CasADi td2 from Python (per call)", "casadi_python", ()),
     ("hod id_second_partials, one sample", "hod_second", ()),
-    ("hod id_second_partials, one sample, out=", "hod_second", (True,)),
+    ("hod id_second_partials, one sample, out= arrays", "hod_second", ("arrays",)),
+    ("hod id_second_partials, one sample, out=SecondPartialsData", "hod_second", ("data",)),
     ("Pinocchio C++ second-order partials (in place)", "pin_second", ()),
 ]
 
@@ -287,8 +299,9 @@ GOALS = [  # (label, ours, theirs, factor): ours at least `factor` times faster 
     ("td3 batch vs CasADi C td3", 2, 3, 1.3),
     ("td4 batch vs CasADi C td3", 4, 3, 1.3),
     ("order 2 one sample vs Pinocchio C++ td2 from Python", 5, 8, 2.0),
-    ("id_second_partials vs Pinocchio C++ (in place)", 10, 12, 1.0),
-    ("id_second_partials out= vs Pinocchio C++ (in place)", 11, 12, 1.0),
+    ("id_second_partials vs Pinocchio C++ (in place)", 10, 13, 1.0),
+    ("id_second_partials out= arrays vs Pinocchio C++ (in place)", 11, 13, 1.0),
+    ("id_second_partials out=SecondPartialsData vs Pinocchio C++ (in place)", 12, 13, 1.0),
 ]
 
 
