@@ -406,7 +406,9 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
     or None (allocated), or with ``batch_shape`` given the own arrays of a
     :class:`SecondPartialsData` of that batch shape. ``zero`` False: the structurally zero
     entries are not written (the data's arrays keep them zero)."""
-    batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
+    # into the caller's arrays every value is checked first, so that a NaN in a later sample
+    # leaves them as they were; a fresh result is checked by the kernel as it goes
+    batch, flat = _flat(model, finite=not compiled or out is not None, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     shape = batch + (n, n, n)
     if batch_shape is not None:

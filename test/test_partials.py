@@ -316,6 +316,17 @@ def test_second_partials_data_bad_input_loses_nothing(panda, backend):
             hd.id_second_partials(panda, *args, backend=backend, out=data)
         for a, b in zip(data.tensors, kept):
             np.testing.assert_array_equal(a, b)
+    batch = hd.SecondPartialsData(panda, batch_shape=(3,))
+    states = _states(panda, 3, seed=4)
+    before = [t.copy() for t in hd.id_second_partials(panda, *states, backend=backend, out=batch)]
+    late = states + 0.25  # other states, but the last sample's qdd holds an infinity: the
+    late[2, 2, 0] = np.inf  # first two must not be written either
+    arrays = tuple(t.copy() for t in before)
+    for out in (batch, arrays):
+        with pytest.raises(hd.InputError, match=r"^qdd holds a non-finite value at index \(2, 0\)"):
+            hd.id_second_partials(panda, *late, backend=backend, out=out)
+        for a, b in zip(out.tensors if out is batch else out, before):
+            np.testing.assert_array_equal(a, b)
     again = hd.RobotModel.from_urdf(erd_path("panda"), locked_joints=ERD_ROBOTS["panda"][1])
     assert again is not panda
     got = hd.id_second_partials(again, q, qd, qdd, backend=backend, out=data)
