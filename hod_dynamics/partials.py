@@ -31,12 +31,13 @@ Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on 
 no Python loop runs over samples.
 """
 
+import operator
 import threading
 from types import SimpleNamespace
 
 import numpy as np
 
-from .backend import is_kernel_array, kernel_array, partials_kernels, resolve_backend
+from .backend import kernel_array, partials_kernels, resolve_backend
 from .errors import InputError
 from .floating import check_velocity, split_configuration
 from .model import batch_size, check_model, check_state, per_model
@@ -420,7 +421,10 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
     else:
         T = np.empty((4,) + shape)
         out = T[0], T[1], T[2], T[3]
-    tensors = [t.reshape((batch_size(batch), n, n, n)) for t in out]  # views, written in place
+    tensors = [np.asarray(t).reshape((batch_size(batch), n, n, n)) for t in out]  # views
+    # an input that shares memory with a result (a view of out) would be overwritten by the
+    # earlier samples before the later ones read it: it is read from a copy
+    flat = [a.copy() if any(np.may_share_memory(a, t) for t in tensors) else a for a in flat]
     if compiled:
         plan = _second_plan(model)
         status = plan.kernels.second_partials(plan.ints, plan.floats, *flat, *tensors,
@@ -441,12 +445,24 @@ def _check_out(out, shape):
         raise InputError("out must be a tuple of 4 arrays (d2tau_dqdq, d2tau_dqddqd, "
                          f"d2tau_dqdqd, dM_dq) or a SecondPartialsData, got {type(out).__name__}")
     for k, a in enumerate(out):
-        if not (is_kernel_array(a) and a.shape == shape):
-            got = (f"{a.dtype} array of shape {a.shape}" if isinstance(a, np.ndarray)
-                   else type(a).__name__)
+        fault = _out_fault(a, shape)
+        if fault:
             raise InputError(f"out[{k}] must be a writable C-contiguous float64 array of shape "
-                             f"{shape}, got {got}")
+                             f"{shape}, got {fault}")
     return tuple(out)
+
+
+def _out_fault(a, shape):
+    """What makes ``a`` unfit to receive a tensor of ``shape`` ('' if nothing). An ndarray
+    subclass is fit (its memory is written, as the compiled one-sample path does)."""
+    if not isinstance(a, np.ndarray):
+        return type(a).__name__
+    faults = [f"dtype {a.dtype}" if a.dtype != np.float64 else "",
+              f"shape {a.shape}" if a.shape != shape else "",
+              "a read-only array" if not a.flags.writeable else "",
+              "an array that is not C-contiguous" if not a.flags.c_contiguous else "",
+              "a misaligned array" if not a.flags.aligned else ""]
+    return ", ".join(f for f in faults if f)
 
 
 class SecondPartialsData:
@@ -462,7 +478,8 @@ class SecondPartialsData:
     next call (copy what you keep). They are also ``data.tensors``. Nothing is allocated per
     call. The entries that are structurally zero (joints on different branches, and a few on
     one path) are written once, here, and never again: most of the n^3 entries on a branched
-    robot (93 % on TALOS), whose rewriting would cost as much as computing the others.
+    robot (93 % on TALOS), whose rewriting would cost as much as computing the others. (The
+    numpy backend computes them, to rounding; the next compiled call then clears them once.)
 
     One per thread: the compiled kernel runs without the GIL, and two threads sharing a data
     would write into it at once. ``model``: a fixed-base :class:`~hod_dynamics.RobotModel`;
@@ -475,8 +492,10 @@ class SecondPartialsData:
         if model.floating:
             raise InputError("id_second_partials does not support floating-base models yet "
                              f"(model '{model.name}' has a floating base)")
-        try:
-            batch_shape = tuple(int(b) for b in batch_shape)
+        try:  # operator.index: 2.5 or True are not a batch size (int() would truncate them)
+            if any(isinstance(b, (bool, np.bool_)) for b in batch_shape):
+                raise TypeError
+            batch_shape = tuple(operator.index(b) for b in batch_shape)
         except (TypeError, ValueError):
             raise InputError(f"batch_shape must be a tuple of whole numbers >= 0, got "
                              f"{batch_shape!r}") from None
@@ -492,6 +511,9 @@ class SecondPartialsData:
         self.tensors = views
         self.d2tau_dqdq, self.d2tau_dqddqd, self.d2tau_dqdqd, self.dM_dq = views
         self._work = None
+        # False after a fill by the numpy path, which leaves rounding noise (1e-16) where the
+        # compiled kernel writes nothing: the next compiled fill then clears those entries
+        self._zeros_clean = True
 
     def __repr__(self):
         return (f"SecondPartialsData(model '{self.model.name}', n={self.model.n_dof}, "
@@ -501,13 +523,16 @@ class SecondPartialsData:
         """id_second_partials(model, q, qd, qdd, out=self)."""
         if model is not self.model:
             self._check_model(model)
+        zero = not self._zeros_clean
         if compiled and not self.batch_shape:
             plan = _second_plan(model)
             if self._work is None:
                 self._work = np.empty(plan.work)
-            if plan.one(q, qd, qdd, self._own, False, self._work):
+            if plan.one(q, qd, qdd, self._own, zero, self._work):
+                self._zeros_clean = True
                 return self.tensors
-        _second_partials_into(model, q, qd, qdd, compiled, self._own, False, self.batch_shape)
+        _second_partials_into(model, q, qd, qdd, compiled, self._own, zero, self.batch_shape)
+        self._zeros_clean = compiled
         return self.tensors
 
     def _check_model(self, model):
@@ -561,6 +586,9 @@ class _SecondPlan:
             return False
 
 
+_FIRST_RUN = threading.Lock()  # the first run of the one-sample kernel, see _second_plan
+
+
 @per_model
 def _second_plan(model):
     """The :class:`_SecondPlan` of a fixed-base model (None for a floating one).
@@ -592,9 +620,13 @@ def _second_plan(model):
     work = kernels.second_work_size(n, paths.shape[1])
     tensors = np.full((4, n, n, n), np.nan)
     state = np.random.default_rng(0).uniform(-1.0, 1.0, (3, n))
-    kernels.second_partials_one(pack(np.zeros((0, 3))), floats, *state, *tensors, np.empty(work),
-                                True)
-    kernels.second_partials_one.disable_compile()
+    # under a lock: numba tests whether it may compile only once it holds its compile lock, so
+    # a thread whose first call waited there while another compiled and disabled compiling
+    # would raise RuntimeError; serialised, every first run finds the variant compiled
+    with _FIRST_RUN:
+        kernels.second_partials_one(pack(np.zeros((0, 3))), floats, *state, *tensors,
+                                    np.empty(work), True)
+        kernels.second_partials_one.disable_compile()
     zeros = np.isnan(tensors)
     if 2 * np.count_nonzero(zeros) > zeros.size:  # mostly zero (a branched tree): clearing
         # whole tensors (memset) is faster than clearing runs

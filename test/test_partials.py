@@ -222,8 +222,9 @@ def test_second_partials_into_caller_arrays(panda, backend):
     bad = [out[:3], out[:3] + (np.empty((3, 7, 7, 7), dtype=np.float32),),
            out[:2] + (np.empty((2, 7, 7, 7)), out[3]), out[:3] + (np.empty((3, 7, 7, 14))[..., ::2],)]
     for wrong, message in zip(bad, ["out must be a tuple of 4 arrays", r"out\[3\] .* float32",
-                                    r"out\[2\] .* shape \(3, 7, 7, 7\), got float64 array of "
-                                    r"shape \(2, 7, 7, 7\)", r"out\[3\] must be a writable C-"]):
+                                    r"out\[2\] .* shape \(3, 7, 7, 7\), got shape "
+                                    r"\(2, 7, 7, 7\)$", r"out\[3\] must be a writable C-.* got "
+                                    r"an array that is not C-contiguous$"]):
         with pytest.raises(hd.InputError, match=message):
             hd.id_second_partials(panda, q, qd, qdd, backend=backend, out=wrong)
 
@@ -342,7 +343,7 @@ def test_second_partials_data_bad_input_loses_nothing(panda, backend):
                               out=data)
     with pytest.raises(hd.InputError, match="floating-base"):
         hd.SecondPartialsData(hd.RobotModel.from_urdf(erd_path("solo12"), floating_base=True))
-    for shape in ((-1,), "ab", 3):
+    for shape in ((-1,), "ab", 3, (2.5,), (True,)):
         with pytest.raises(hd.InputError, match="batch_shape must be a tuple"):
             hd.SecondPartialsData(panda, batch_shape=shape)
     with pytest.raises(hd.InputError, match="model must be a hod_dynamics RobotModel"):
@@ -403,3 +404,117 @@ def test_second_partials_from_threads_at_once(random_tree):
 
     with ThreadPoolExecutor(3) as pool:
         assert all(pool.map(worker, range(3)))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_second_partials_inputs_that_are_views_of_out(backend, monkeypatch):
+    """An input that shares memory with an out array (a view of it) is read before anything
+    is written: the same numbers as from separate inputs, one sample and a batch (a batch's
+    later samples, or the numpy path's later blocks, would otherwise be read after the
+    earlier ones overwrote them)."""
+    import hod_dynamics.partials as partials
+
+    model = hd.load_robot("iiwa14")
+    monkeypatch.setattr(partials, "_SECOND_ORDER_BLOCK", 7 ** 3)  # numpy: blocks of 1 sample
+    for batch in ((), (2,), (3,)):
+        states = _states(model, 3, seed=31)[:, :batch[0] if batch else 1]
+        states = states.reshape((3,) + batch + (7,))
+        expected = hd.id_second_partials(model, *states, backend=backend)
+        for which in range(3):
+            for t in range(4):
+                out = tuple(np.zeros(batch + (7, 7, 7)) for _ in range(4))
+                # a C-contiguous (B, 7) block inside the first sample's tensor
+                view = out[t][(0,) * len(batch) + (0, slice(0, batch[0]))] if batch else out[t][0, 0]
+                view[...] = states[which]
+                args = [view if k == which else states[k] for k in range(3)]
+                hd.id_second_partials(model, *args, backend=backend, out=out)
+                for a, b in zip(out, expected):
+                    np.testing.assert_array_equal(a, b, err_msg=f"batch {batch}, input {which}, out[{t}]")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_second_partials_out_faults_named_and_subclasses_served(panda, backend):
+    """Every route takes the same out arrays: an ndarray subclass is written like an ndarray
+    (one sample and a batch); a read-only or misfit array is refused naming what is wrong."""
+    class Tensor(np.ndarray):
+        pass
+
+    for batch in ((), (2,)):
+        states = _states(panda, 2, seed=6)[:, :batch[0] if batch else 1].reshape((3,) + batch + (7,))
+        out = tuple(np.zeros(batch + (7, 7, 7)).view(Tensor) for _ in range(4))
+        got = hd.id_second_partials(panda, *states, backend=backend, out=out)
+        assert all(a is b for a, b in zip(got, out))
+        for a, b in zip(out, hd.id_second_partials(panda, *states, backend=backend)):
+            np.testing.assert_array_equal(a, b)
+        frozen = np.zeros(batch + (7, 7, 7))
+        frozen.setflags(write=False)
+        for wrong, fault in ((frozen, "a read-only array"),
+                             (np.zeros(batch + (7, 7, 7), dtype=np.float32), "dtype float32"),
+                             (np.zeros(batch + (7, 7, 7), order="F") if batch else np.zeros((7, 7, 14))[..., ::2],
+                              "an array that is not C-contiguous"),
+                             ([0.0], "list")):
+            with pytest.raises(hd.InputError, match=r"^out\[2\] must be a writable C-contiguous "
+                                                    rf"float64 array of shape .*, got {fault}$"):
+                hd.id_second_partials(panda, *states, backend=backend,
+                                      out=(out[0], out[1], wrong, out[3]))
+
+
+@needs_numba
+def test_second_partials_data_after_numpy_then_numba(random_tree):
+    """The numpy backend computes the structurally zero entries to rounding (1e-16, not 0),
+    which the compiled kernel into a SecondPartialsData never writes: after a numpy fill the
+    next compiled one clears them, so the data equals a fresh compiled call exactly (one
+    sample and a batch)."""
+    model = _branched_tree_with_zeros(random_tree)
+    n = model.n_dof
+    states = _states(model, 5, seed=13)
+    for batch, pick in (((), lambda s: [a[s] for a in states]),
+                        ((2,), lambda s: [a[2 * (s % 2):2 * (s % 2) + 2] for a in states])):
+        data = hd.SecondPartialsData(model, batch_shape=batch)
+        for s, backend in enumerate(("numpy", "numba", "numpy", "numba", "numba")):
+            got = hd.id_second_partials(model, *pick(s), backend=backend, out=data)
+            fresh = hd.id_second_partials(model, *pick(s), backend=backend)
+            for a, b in zip(got, fresh):
+                np.testing.assert_array_equal(a, b, err_msg=f"batch {batch}, call {s} ({backend})")
+        assert got[0].shape == batch + (n, n, n)
+
+
+@needs_numba
+def test_second_partials_first_use_from_threads_at_once():
+    """A fresh process whose first second-order partials come from six threads at once, each
+    on its own model: every thread gets its tensors. (The one-sample kernel may compile one
+    variant only; a thread that waited for numba's compiler while another finished its first
+    run must find that variant, not a disabled compiler.)"""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import sys, threading
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+import hod_dynamics as hd
+from oracles import random_urdf
+models = [hd.load_robot("iiwa14")] + [hd.RobotModel.from_urdf(random_urdf(5 + i, i)) for i in range(5)]
+hd.inverse_dynamics(models[0], np.zeros(7), np.zeros(7), np.zeros(7))  # numba imported
+barrier, failed = threading.Barrier(len(models)), []
+def first_use(model):
+    q, qd, qdd = np.random.default_rng(0).uniform(-1, 1, (3, model.n_dof))
+    barrier.wait()
+    try:
+        got = hd.id_second_partials(model, q, qd, qdd, backend="numba")
+        ref = hd.id_second_partials(model, q, qd, qdd, backend="numpy")
+        assert all(np.allclose(a, b, rtol=1e-10, atol=1e-10) for a, b in zip(got, ref))
+    except Exception as exc:
+        failed.append(f"{model.name}: {type(exc).__name__}: {exc}")
+threads = [threading.Thread(target=first_use, args=(m,)) for m in models]
+[t.start() for t in threads]
+[t.join() for t in threads]
+print(failed)
+"""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", code, os.path.join(root, "test")], cwd=root,
+                             capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.strip() == "[]", run.stdout
