@@ -418,13 +418,14 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
                              f"inputs broadcast to batch shape {batch}")
     elif out is not None:
         out = _check_out(out, shape)
-    else:
+    fresh = out is None
+    if fresh:
         T = np.empty((4,) + shape)
         out = T[0], T[1], T[2], T[3]
     tensors = [np.asarray(t).reshape((batch_size(batch), n, n, n)) for t in out]  # views
-    # an input that shares memory with a result (a view of out) would be overwritten by the
-    # earlier samples before the later ones read it: it is read from a copy
-    flat = [a.copy() if any(np.may_share_memory(a, t) for t in tensors) else a for a in flat]
+    if not fresh:  # an input that shares memory with a result (a view of out) would be
+        # overwritten by the earlier samples before the later ones read it: read from a copy
+        flat = [a.copy() if any(np.may_share_memory(a, t) for t in tensors) else a for a in flat]
     if compiled:
         plan = _second_plan(model)
         status = plan.kernels.second_partials(plan.ints, plan.floats, *flat, *tensors,
@@ -531,6 +532,8 @@ class SecondPartialsData:
             if plan.one(q, qd, qdd, self._own, zero, self._work):
                 self._zeros_clean = True
                 return self.tensors
+        if not compiled:  # before writing: a fill stopped partway may have left noise too
+            self._zeros_clean = False
         _second_partials_into(model, q, qd, qdd, compiled, self._own, zero, self.batch_shape)
         self._zeros_clean = compiled
         return self.tensors
