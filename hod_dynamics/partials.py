@@ -418,14 +418,14 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
                              f"inputs broadcast to batch shape {batch}")
     elif out is not None:
         out = _check_out(out, shape)
-    fresh = out is None
-    if fresh:
+        # an input that shares memory with the caller's arrays (a view of one) would be
+        # overwritten by the earlier samples before the later ones read it: read from a copy
+        # (a data's own arrays reach no input: _flat copies their read-only views)
+        flat = [a.copy() if any(np.may_share_memory(a, t) for t in out) else a for a in flat]
+    else:
         T = np.empty((4,) + shape)
         out = T[0], T[1], T[2], T[3]
     tensors = [np.asarray(t).reshape((batch_size(batch), n, n, n)) for t in out]  # views
-    if not fresh:  # an input that shares memory with a result (a view of out) would be
-        # overwritten by the earlier samples before the later ones read it: read from a copy
-        flat = [a.copy() if any(np.may_share_memory(a, t) for t in tensors) else a for a in flat]
     if compiled:
         plan = _second_plan(model)
         status = plan.kernels.second_partials(plan.ints, plan.floats, *flat, *tensors,
