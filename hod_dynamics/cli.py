@@ -22,9 +22,8 @@ import warnings
 import numpy as np
 
 from . import paper_examples as paper
-from .errors import CommandError, HodDynamicsError, HodDynamicsWarning
-from .model import RobotModel
-from .robots import load_robot, robot_path, shipped_robots, urdf_source
+from .errors import CommandError, HodDynamicsError
+from .robots import load_robot, model_from_description, robot_path, shipped_robots
 from .units import common_unit, friction_units
 from .urdf import xacro_args_from_strings
 
@@ -67,16 +66,9 @@ def _load_model(args):
     """The model of ``--urdf``/``URDF`` (a file or a shipped robot's name) with the shared model
     options; returns (model, the HodDynamicsWarning messages of the reading: --lenient problems,
     identified inertias)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", HodDynamicsWarning)
-        model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
-                                     locked_joints=_parse_locks(args.lock), strict=not args.lenient,
-                                     xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
-    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)]
-    for w in caught:  # anything else goes on as usual
-        if not issubclass(w.category, HodDynamicsWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return model, notes
+    return model_from_description(args.urdf, root_link=args.root, tip_links=args.tip,
+                                  locked_joints=_parse_locks(args.lock), strict=not args.lenient,
+                                  xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
 
 
 def _output_folder(path, flag="--out"):
