@@ -274,10 +274,11 @@ def cmd_analyze_bag(args):
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
     friction = args.friction
-    if friction not in (None, "fit", "urdf"):
+    if friction not in (None, "fit"):
         from .friction import load_friction
 
-        friction = load_friction(friction, model)   # a bad file fails before the bag is read
+        loaded = load_friction(friction, model)   # a bad file or URDF value fails before the bag is read
+        friction = friction if friction == "urdf" else loaded
     _output_folder(args.out)
     plot = _plots_possible(args.no_plot)
     show = not args.no_progress
