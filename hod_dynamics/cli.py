@@ -69,8 +69,8 @@ def _parse_locks(items):
 
 def _load_model(args):
     """The model of ``--urdf``/``URDF`` (a file or a shipped robot's name) with the shared model
-    options; returns (model, the HodDynamicsWarning messages of the reading: --lenient problems,
-    identified inertias)."""
+    options; returns (model, the HodDynamicsWarning messages of the reading: extensions, --lenient
+    problems, identified inertias, negative <dynamics> values)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", HodDynamicsWarning)
         model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
@@ -209,8 +209,8 @@ def cmd_demo(args):
 # -- info, robots -------------------------------------------------------------------------------
 def cmd_info(args):
     """Print the joints, limits and masses of a URDF (or xacro) model, a file or a shipped
-    robot's name, and the warnings of its reading (unknown elements read past with --lenient,
-    inertias that are not positive semi-definite)."""
+    robot's name, and the warnings of its reading (extensions read past, misspellings read past
+    with --lenient, inertias that are not positive semi-definite, negative <dynamics> values)."""
     model, notes = _load_model(args)
     print(f"{model.name}: {model.n_dof} moving joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
@@ -400,13 +400,14 @@ def _positive(text):
 
 def _add_description_options(sub, lock_help):
     """The options that choose the model of a URDF: subtree, locked joints, strictness, xacro."""
-    sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the URDF root)")
+    sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the root of the URDF's one "
+                                                    "tree; a description of several trees needs it)")
     sub.add_argument("--tip", action="append", metavar="LINK",
                      help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
     sub.add_argument("--lock", action="append", metavar="JOINT=VALUE", help=lock_help)
     sub.add_argument("--lenient", action="store_true",
-                     help="read past unknown URDF elements and attributes with a warning "
-                          "(default: an error naming the element, its line and the closest name)")
+                     help="read past misspelt URDF names and malformed values the model does not need, with a "
+                          "warning (default: an error naming the element, its line and the URDF name meant)")
     sub.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE",
                      help="argument of a xacro file (repeat the flag for several)")
 

@@ -6,21 +6,20 @@ Data flows through three steps:
    whitespace before ``<?xml`` are accepted; a ``.xacro`` file (or text using ``<xacro:...>``)
    is expanded with the ``xacro`` package, ``$(find pkg)`` resolving through the ament index.
 2. :func:`parse_urdf`: URDF text -> urdf_parser_py's ``Robot`` (links and joints with the line
-   of their element). A small validation pass, driven by a table of the attributes and child
-   elements of each URDF element the dynamics reads (:data:`_SCHEMA`), reads the XML with
-   expat (which keeps line numbers; a default XML namespace on ``<robot>`` is accepted, as
-   urdfdom, ROS's C++ parser, does) and only locates and checks: an unknown element or
-   attribute is a :class:`ModelError` (``strict=True``) or a :class:`HodDynamicsWarning`
-   (``strict=False``) naming it, its line, its link or joint and the closest known name (a
-   misspelled ``<axis>`` or ``<inertial>`` would otherwise be dropped and give wrong torques);
-   a missing or malformed required attribute is a ModelError with its line. What the URDF
-   world adds (``<gazebo>``, ``<transmission>``, ``<ros2_control>``, ``<safety_controller>``,
-   ``<calibration>``, sensors, vendor namespaces such as ``drake:``, comments, the content of
-   ``<visual>``, ``<collision>`` and ``<material>``) is never checked. The validated elements
-   are then handed to urdf_parser_py, which reads the values (its own warnings collected,
-   never printed); mass and inertia are checked on its values, with the lines found here.
-3. :func:`model_arguments_from_urdf`: selects the subtree between ``root_link`` and
-   ``tip_links``, merges fixed and locked joints into their parent body (their inertia added
+   of their element). expat reads the XML (it keeps line numbers; a default XML namespace on
+   ``<robot>`` is accepted, as urdfdom, ROS's C++ parser, does), and
+   :func:`hod_dynamics.urdf_schema.validate` checks it against the table of URDF elements and
+   attributes: a likely misspelling of a URDF name is a :class:`ModelError` (``strict=False``:
+   a :class:`HodDynamicsWarning`), any other unknown name an extension reported in one warning
+   per name, a missing or malformed required value a ModelError with its line (see that
+   module for the rule and what ``strict=False`` reads past). The content of ``<visual>``,
+   ``<collision>``, ``<material>``, ``<gazebo>``, ``<transmission>``, ``<sensor>`` and
+   ``<ros2_control>`` is never checked. The validated elements are then handed to
+   urdf_parser_py, which reads the values (its own warnings collected, never printed); mass and
+   inertia are checked on its values, with the lines found here.
+3. :func:`model_arguments_from_urdf`: checks that the joints form one tree (a link that is the
+   child of two joints, a loop, or several trees without ``root_link`` is a ModelError naming
+   links, joints and lines), selects the subtree between ``root_link`` and ``tip_links``, merges fixed and locked joints into their parent body (their inertia added
    rigidly), and turns every moving joint into a screw ``X_i`` and a reference configuration
    ``B_i`` (the joint origin, composed with the merged fixed transforms above it). The body
    frame of a moving joint is its child link's URDF frame.

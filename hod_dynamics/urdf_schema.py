@@ -15,10 +15,12 @@ with their line) and sorts every other name it meets:
   attributes, each also in the other form (``<origin><rpy/></origin>``, ``<joint axis="...">``
   are the attribute and the element written in the wrong form); an attribute the element already
   has, or a single element it already holds, is no candidate (``<limit velocity k_velocity>``).
-  Chosen on data: on the 1662 robot files of 24 public repositories that were collected to
-  choose it, the rule refuses none of their 46 extension names, and it catches every single
-  insertion, deletion, substitution, transposition and case slip of every URDF name (15,780
-  generated misspellings) and 45 % of the two-edit ones.
+  Chosen on data: in 1613 distinct robot files of 35 public repositories (robot descriptions,
+  simulators, parsers) the rule takes none of the 53 names that are not URDF for a misspelling,
+  and it catches every single insertion, deletion, substitution, transposition and case slip
+  of every URDF name (16,824 generated misspellings, 99 % with that very name suggested first or
+  second), every two-edit misspelling of the names of 6 letters or more, and 48 % of the
+  two-edit misspellings of all names.
 - **Anything else is an extension** (vendor elements such as Unitree's ``<mujoco>``, Drake's
   ``<collision_filter_group>`` and ``<loop_joint>``, PyBullet's ``<joint_properties>``, an
   attribute such as Hello Robot's ``spring_reference``, a URDF element where no URDF reader looks
