@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 from . import paper_examples as paper
-from .errors import HodDynamicsError, HodDynamicsWarning
+from .errors import HodDynamicsError, HodDynamicsWarning, URDFExtensionWarning
 from .model import RobotModel
 from .robots import load_robot, robot_path, shipped_robots, urdf_source
 from .units import common_unit, friction_units
@@ -67,16 +67,18 @@ def _parse_locks(items):
     return locks
 
 
-def _load_model(args):
+def _load_model(args, extensions=False):
     """The model of ``--urdf``/``URDF`` (a file or a shipped robot's name) with the shared model
-    options; returns (model, the HodDynamicsWarning messages of the reading: extensions, --lenient
-    problems, identified inertias, negative <dynamics> values)."""
+    options; returns (model, the HodDynamicsWarning messages of the reading: --lenient problems,
+    identified inertias, negative <dynamics> values, and with ``extensions`` the extensions read
+    past, which ``info`` lists and the other commands leave to it)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", HodDynamicsWarning)
         model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
                                      locked_joints=_parse_locks(args.lock), strict=not args.lenient,
                                      xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
-    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)]
+    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)
+             and (extensions or not issubclass(w.category, URDFExtensionWarning))]
     for w in caught:  # anything else goes on as usual
         if not issubclass(w.category, HodDynamicsWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -211,7 +213,7 @@ def cmd_info(args):
     """Print the joints, limits and masses of a URDF (or xacro) model, a file or a shipped
     robot's name, and the warnings of its reading (extensions read past, misspellings read past
     with --lenient, inertias that are not positive semi-definite, negative <dynamics> values)."""
-    model, notes = _load_model(args)
+    model, notes = _load_model(args, extensions=True)
     print(f"{model.name}: {model.n_dof} moving joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
     for note in notes:

@@ -15,7 +15,7 @@ names what is at fault (a joint, a link, a line of the URDF, an argument and its
   unknown or missing joints, too few points, derivatives beyond the spline's continuity).
 
 :class:`HodDynamicsWarning` (a ``UserWarning``) is the category of the warnings the library
-issues when it reads past something doubtful (an extension of URDF, ``strict=False``,
+issues (:class:`URDFExtensionWarning`, a subclass, for the extensions of a robot description) when it reads past something doubtful (an extension of URDF, ``strict=False``,
 ``inertia_check="warn"``, negative ``<dynamics>`` values).
 """
 
@@ -42,3 +42,11 @@ class HodDynamicsWarning(UserWarning):
     not URDF (an extension), a misspelling with ``strict=False``, an inertia that is not
     positive semi-definite with ``inertia_check="warn"``, or a negative ``<dynamics>`` value. Filter it with ``warnings.filterwarnings("error",
     category=hd.HodDynamicsWarning)`` to make it an error."""
+
+
+class URDFExtensionWarning(HodDynamicsWarning):
+    """A robot description holds an element or attribute that is not URDF and no likely
+    misspelling of it (a vendor's or simulator's extension, such as Unitree's ``<mujoco>`` or
+    Drake's ``<loop_joint>``): read past, as urdfdom and Pinocchio do. One warning per name,
+    saying where it occurs. Filter it with ``warnings.filterwarnings("ignore",
+    category=hd.URDFExtensionWarning)``."""

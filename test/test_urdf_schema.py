@@ -116,6 +116,16 @@ def test_names_a_few_letters_from_a_short_urdf_name_are_extensions():
     assert misspelling_of("Limt", _names("joint")) == ["limit"]
 
 
+def test_a_name_in_a_namespace_is_an_extension_however_close():
+    with open(FULL, encoding="utf-8") as f:
+        text = f.read().replace('<robot name="full_robot"', '<robot xmlns:d="urn:d" name="full_robot"')
+    text = text.replace('<mimic joint="shoulder_joint"', '<d:origin xyz="0 0 0"/><mimic d:joint="x" joint="shoulder_joint"')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hd.RobotModel.from_urdf(text, tip_links=["tool_link"])
+    assert [str(w.message).split(" in ")[0] for w in caught] == ["<d:origin>", "attribute d:joint of <mimic>"]
+
+
 # -- every URDF name misspelt in a real file -----------------------------------------------------------
 def _full_robot():
     """urdfdom's every-feature robot, with the robot-level elements it lacks (written as ROS's
