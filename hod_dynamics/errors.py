@@ -1,4 +1,4 @@
-"""The exception family of hod_dynamics.
+"""Every exception and warning that hod_dynamics defines.
 
 Every error the library raises on bad input is a :class:`HodDynamicsError`, which is a
 ``ValueError`` so that generic ``except ValueError`` handlers keep working. The message always
@@ -15,8 +15,21 @@ names what is at fault (a joint, a link, a line of the URDF, an argument and its
   unknown or missing joints, too few points, derivatives beyond the spline's continuity).
 
 :class:`HodDynamicsWarning` (a ``UserWarning``) is the category of the warnings the library
-issues (:class:`URDFExtensionWarning`, a subclass, for the extensions of a robot description) when it reads past something doubtful (an extension of URDF, ``strict=False``,
-``inertia_check="warn"``, negative ``<dynamics>`` values).
+issues when it reads past something doubtful (an extension of URDF, ``strict=False``,
+``inertia_check="warn"``, negative ``<dynamics>`` values); :class:`URDFExtensionWarning`, a
+subclass, is the one for the extensions of a robot description.
+
+The programs built on the library raise their own subclasses: :class:`CommandError` (the
+``hod-dynamics`` command: one line, exit code 2), :class:`StartupError` (a node that cannot
+start: one FATAL line, exit code 1), :class:`LaunchArgumentError` (a launch file's argument).
+
+Two warnings are not about a robot description, and are not HodDynamicsWarnings, so that
+making those errors (``filterwarnings("error", category=HodDynamicsWarning)``) does not make
+these errors too: :class:`NumbaUnavailableWarning` (a ``RuntimeWarning``: the numpy path runs
+instead of the compiled one) and :class:`HodDynamicsDeprecationWarning` (a
+``DeprecationWarning``: a name that still works for one release and then goes; Python shows
+it in ``__main__`` and under test runners, and ``-W error::DeprecationWarning`` makes it an
+error).
 """
 
 
@@ -49,4 +62,25 @@ class URDFExtensionWarning(HodDynamicsWarning):
     misspelling of it (a vendor's or simulator's extension, such as Unitree's ``<mujoco>`` or
     Drake's ``<loop_joint>``): read past, as urdfdom and Pinocchio do. One warning per name,
     saying where it occurs. Filter it with ``warnings.filterwarnings("ignore",
-    category=hd.URDFExtensionWarning)``."""
+    category=hd.errors.URDFExtensionWarning)``."""
+
+
+class CommandError(HodDynamicsError):
+    """A failure the user of the ``hod-dynamics`` command caused that is not a library input
+    error (an output folder, the memory a job needs, a command-line option)."""
+
+
+class StartupError(HodDynamicsError):
+    """A node cannot start (invalid parameter, robot model or configuration)."""
+
+
+class LaunchArgumentError(RuntimeError):
+    """A launch argument names a file that does not exist."""
+
+
+class NumbaUnavailableWarning(RuntimeWarning):
+    """numba cannot be imported: the (much slower) numpy path runs instead."""
+
+
+class HodDynamicsDeprecationWarning(DeprecationWarning):
+    """A name or a call that still works for one release, and what replaces it."""

@@ -314,7 +314,7 @@ def test_vendor_extensions_load_with_one_warning_each_naming_where_they_are():
         warnings.simplefilter("always")
         model = hd.RobotModel.from_urdf(text)
     messages = [str(w.message) for w in caught if issubclass(w.category, hd.HodDynamicsWarning)]
-    assert all(w.category is hd.URDFExtensionWarning for w in caught)  # a filter can silence them alone
+    assert all(w.category is hd.errors.URDFExtensionWarning for w in caught)  # a filter can silence them alone
     assert _subjects(caught) == ["<mujoco>", "<frame>", "<drake:collision_filter_group>", "<loop_joint>",
                                  "<self_collision_checking>", "<joint_properties>",
                                  "attribute spring_reference of <dynamics>", "attribute drake:note of <link>",
