@@ -22,7 +22,7 @@ import site
 import sys
 import warnings
 
-from .errors import HodDynamicsWarning, InputError, ModelError
+from .errors import HodDynamicsWarning, InputError, ModelError, URDFExtensionWarning
 
 PACKAGE = "hod_dynamics"
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -147,7 +147,7 @@ def load_robot(name, **kwargs):
 
 def model_from_description(source, *, root_link=None, tip_links=None, locked_joints=None,
                            gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn",
-                           xacro_args=None, floating_base=False):
+                           xacro_args=None, floating_base=False, extensions=True):
     """A :class:`RobotModel` from a robot description and the options a program takes, and the
     notes of its reading: what the command line and the nodes build their model with.
 
@@ -160,8 +160,10 @@ def model_from_description(source, *, root_link=None, tip_links=None, locked_joi
 
     Returns ``(model, notes)``: ``notes`` the messages of the
     :class:`~hod_dynamics.errors.HodDynamicsWarning` s of the reading, in order (what
-    ``strict=False`` read past, inertias that are not positive semi-definite), for the program
-    to print or log; other warnings go on as usual. Raises ModelError naming the fault.
+    ``strict=False`` read past, inertias that are not positive semi-definite, negative
+    ``<dynamics>`` values, and with ``extensions`` the extensions of URDF read past,
+    :class:`~hod_dynamics.errors.URDFExtensionWarning`), for the program to print or log; other
+    warnings go on as usual. Raises ModelError naming the fault.
     """
     from .model import RobotModel
 
@@ -171,7 +173,8 @@ def model_from_description(source, *, root_link=None, tip_links=None, locked_joi
                                      tip_links=tip_links or None, locked_joints=locked_joints,
                                      gravity=gravity, strict=strict, inertia_check=inertia_check,
                                      xacro_args=xacro_args, floating_base=floating_base)
-    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)]
+    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)
+             and (extensions or not issubclass(w.category, URDFExtensionWarning))]
     for w in caught:  # anything else goes on as usual
         if not issubclass(w.category, HodDynamicsWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
