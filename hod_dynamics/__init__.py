@@ -23,6 +23,8 @@ from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError
 from .trajectory_feedforward import FeedforwardResult, feedforward, save_csv
 from .forward import forward_dynamics
 from .friction import FrictionModel, load_friction, save_friction
+from .inertia import inertial_parameters
+from .regressors import regressor, regressor_time_derivatives
 from .kinematics import frame_jacobian, frame_pose
 from .model import Frame, RobotModel
 from .partials import (SecondPartialsData, id_partials, id_partials_directional,
@@ -48,4 +50,5 @@ __all__ = [
     "load_trajectory", "save_csv", "share_path", "shipped_trajectories",
     "BagAnalysis", "JointStates", "analyze_joint_states", "read_joint_states", "write_report",
     "FrictionModel", "load_friction", "save_friction",
+    "inertial_parameters", "regressor", "regressor_time_derivatives",
 ]

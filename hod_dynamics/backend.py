@@ -57,18 +57,20 @@ def kernels():
 # the kernels' entry points: the helpers they call are compiled into them
 _ENTRY_POINTS = {"rnea": ("_kernels", ("rnea_jets",)),
                  "partials": ("_partials_kernels", ("first_partials", "second_partials",
-                                                 "second_partials_one"))}
+                                                 "second_partials_one")),
+                 "regressor": ("_regressor_kernels", ("regressor_jets",))}
 
 
 def kernels_cached(which="rnea"):
     """True when numba's disk cache holds the machine code of the kernels ``which``
     (``"rnea"``: tau and its time derivatives; ``"partials"``: first- and second-order
-    partials), so that their first use in this process loads it rather than compiling; False
+    partials; ``"regressor"``: the regressor and its time derivatives), so that their first use in this process loads it rather than compiling; False
     when it will compile; None when numba cannot run or its cache cannot be inspected."""
     if kernels() is None:
         return None
     module_name, names = _ENTRY_POINTS[which]
-    module = kernels() if module_name == "_kernels" else partials_kernels()
+    module = {"_kernels": kernels, "_partials_kernels": partials_kernels,
+              "_regressor_kernels": regressor_kernels}[module_name]()
     try:  # numba's cache index: empty when missing, stale (source rewritten) or of another numba
         return all(bool(getattr(module, name)._cache._cache_file._load_index()) for name in names)
     except Exception:  # a private layout of numba's that changed: cannot tell
@@ -89,6 +91,15 @@ def partials_kernels():
     from . import _partials_kernels
 
     return _partials_kernels
+
+
+@lru_cache(maxsize=1)
+def regressor_kernels():
+    """The compiled regressor kernel (:mod:`hod_dynamics._regressor_kernels`); only call it
+    when :func:`resolve_backend` chose numba."""
+    from . import _regressor_kernels
+
+    return _regressor_kernels
 
 
 def kernel_array(a):
