@@ -18,7 +18,7 @@ data_files = [
     ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
     (f"share/{PACKAGE}", ["package.xml"]),
     (f"share/{PACKAGE}/launch", glob("launch/*.py")),
-    (f"share/{PACKAGE}/config", glob(f"{PACKAGE}/data/config/*.yaml")),
+    (f"share/{PACKAGE}/config", glob("config/*.yaml")),  # found there by hod_dynamics.robots
     (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/urdf/*.urdf")),
 ]
 if "bdist_wheel" in sys.argv:
@@ -50,7 +50,7 @@ setup(
     python_requires=">=3.10",
     packages=find_packages(exclude=["test", "test.*", "bench"]),
     py_modules=["hod_dynamics_nodes"],  # the executables' entry points (signals blocked first)
-    package_data={PACKAGE: ["data/urdf/*.urdf", "data/config/*.yaml", "data/trajectories/*"]},
+    package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
     data_files=data_files,
     # urdf-parser-py reads the values of a URDF (after our validation pass has located and checked it)
     install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5", "numba>=0.59"],

@@ -26,7 +26,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, NumbaUnavailableWarning
 
 BACKENDS = ("auto", "numba", "numpy")
 ENV_VAR = "HOD_DYNAMICS_BACKEND"
@@ -35,10 +35,6 @@ MIN_CHUNK = 1024  # samples: below this a thread hand-off costs more than it sav
 
 
 COMPILE_NOTICE = "compiling kernels, first use after install, ~30 s (cached for later runs)"
-
-
-class NumbaUnavailableWarning(RuntimeWarning):
-    """numba cannot be imported: the (much slower) numpy path runs instead."""
 
 
 @lru_cache(maxsize=1)

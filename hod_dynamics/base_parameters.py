@@ -23,7 +23,7 @@ import scipy.linalg
 
 from .errors import InputError
 from .inertia import body_names, parameter_names
-from .model import check_model
+from .validation import check_model
 from .regressors import FRICTION_COLUMNS, n_columns, regressor
 
 RELATIVE_TOLERANCE = 1e-9   # |R_ii| / |R_00| below this: a dependent column

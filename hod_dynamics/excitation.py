@@ -27,8 +27,7 @@ import numpy as np
 
 from .base_parameters import base_parameters
 from .errors import InputError
-from .floating import check_fixed
-from .model import check_model
+from .validation import fixed_base_only
 from .regressors import regressor
 
 DEFAULT_ACCELERATION = 10.0     # rad/s^2 (m/s^2) where the velocity limit is not given either
@@ -193,7 +192,7 @@ def optimise_excitation(model, *, duration=20.0, harmonics=5, period=None, accel
     """
     from scipy.optimize import minimize
 
-    check_fixed(check_model(model), "optimise_excitation")
+    fixed_base_only(model, "optimise_excitation")
     if model.n_dof == 0:
         raise InputError(f"model '{model.name}' has no moving joint to excite")
     if isinstance(harmonics, bool) or not isinstance(harmonics, (int, np.integer)) or harmonics < 3:

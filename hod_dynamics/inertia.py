@@ -135,7 +135,7 @@ def inertial_parameters(model):
     ``regressor(model, q, v, a) @ inertial_parameters(model).ravel()`` is
     ``inverse_dynamics(model, q, v, a)``.
     """
-    from .model import check_model
+    from .validation import check_model
 
     model = check_model(model)
     pi = parameters_from_inertia(model.inertias)
@@ -147,7 +147,7 @@ def inertial_parameters(model):
 def checked_parameters(model, pi, name="pi"):
     """``pi`` as a float (n_bodies, 10) array for ``model`` (a flat (10 n_bodies,) vector is
     accepted); InputError naming the shape or the first non-finite entry."""
-    from .model import check_finite, real_array
+    from .validation import check_finite, real_array
 
     a = real_array(name, pi)
     nb = model.n_dof + (1 if model.floating else 0)

@@ -25,12 +25,14 @@ import numpy as np
 
 from .backend import is_kernel_array, kernel_array, map_chunks, regressor_kernels, resolve_backend
 from .errors import InputError
-from .floating import check_velocity, split_configuration
+from .floating import flat_motion
 from .friction import DEFAULT_VS, FrictionModel
 from .inertia import inertia_from_parameters
-from .jets import cauchy_bias, cauchy_matTvec, check_jet, factorials, to_taylor
-from .model import batch_size, check_model, check_state, per_model
-from .recursive import body_acceleration, check_order, forward_taylor, root_taylor
+from .jets import cauchy_bias, cauchy_matTvec, factorials, to_taylor
+from .model import per_model
+from .recursive import body_acceleration, forward_taylor, root_taylor
+from .validation import (batch_size, check_jet, check_model, check_order, check_state, check_velocity,
+                         fixed_base_only, floating_base_only)
 
 _UNIT_INERTIAS = inertia_from_parameters(np.eye(10))      # E_p (10, 6, 6)
 FRICTION_COLUMNS = ("viscous", "coulomb", "offset")
@@ -45,68 +47,63 @@ def regressor(model, q, qd, qdd, *, friction=False, v_s=DEFAULT_VS, backend=None
     """The joint-torque regressor Y (..., nv, n_cols): ``Y @ pi.ravel() == inverse_dynamics``.
 
     ``q, qd, qdd`` (..., n) as for :func:`~hod_dynamics.inverse_dynamics` (a floating model:
-    ``q`` (..., 7+n), ``v``, ``a`` (..., 6+n)); ``pi = inertial_parameters(model)``. Columns:
-    10 per moving body (Pinocchio's ``dynamicParameters`` order, body frames, inertia about the
-    frame origin; Pinocchio's ``computeJointTorqueRegressor``), then with ``friction=True`` 3
-    per joint (viscous, coulomb, offset; ``v_s`` rad/s the Coulomb transition velocity, one
-    number or (n,)). ``backend``: "numba", "numpy" or "auto". Returns (..., nv, n_cols) in
-    N m (N) per unit parameter. Raises InputError naming the faulty argument.
+    ``q`` (..., 7+n), ``v``, ``a`` (..., 6+n), and the rows start with the base wrench);
+    ``pi = inertial_parameters(model)``. Columns: 10 per moving body (Pinocchio's
+    ``dynamicParameters`` order, body frames, inertia about the frame origin, as Pinocchio's
+    ``computeJointTorqueRegressor``), then with ``friction=True`` 3 per joint (viscous,
+    coulomb, offset; ``v_s`` rad/s the Coulomb transition velocity, one number or (n,)).
+    ``backend``: "numba", "numpy" or "auto". Returns (..., nv, n_cols) in N m (N) per unit
+    parameter. Raises InputError naming the faulty argument.
     """
     if check_model(model).floating:
-        q_, v, a = q, check_velocity(model, qd, "v"), check_velocity(model, qdd, "a")
+        v, a = check_velocity(model, qd, "v"), check_velocity(model, qdd, "a")
         try:
             v, a = np.broadcast_arrays(v, a)
         except ValueError:
             raise InputError(f"batch shapes do not broadcast: v {v.shape}, a {a.shape}") from None
-        return regressor_time_derivatives(model, q_, np.stack([v, a], axis=-2), 0, friction=friction,
-                                          v_s=v_s, backend=backend)[..., 0, :, :]
-    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
+        return regressor_time_derivatives_floating(model, q, np.stack([v, a], axis=-2), 0, friction=friction,
+                                                   v_s=v_s, backend=backend)[..., 0, :, :]
+    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd, what="regressor")
     return regressor_time_derivatives(model, np.stack([q, qd, qdd], axis=-2), 0, friction=friction,
                                       v_s=v_s, backend=backend)[..., 0, :, :]
 
 
-def regressor_time_derivatives(model, qjet, order, *floating_order, friction=False, v_s=DEFAULT_VS,
-                               backend=None):
-    """The regressor and its exact time derivatives: (..., order+1, nv, n_cols), row k
+def regressor_time_derivatives(model, qjet, order, *, friction=False, v_s=DEFAULT_VS, backend=None):
+    """The regressor and its exact time derivatives: (..., order+1, n, n_cols), row k
     ``Y^(k)`` with ``Y^(k) @ pi.ravel() == time_derivatives(model, qjet, order)[..., k, :]``.
 
     ``qjet`` (..., order+3, n): q, qd, ..., q^(order+2) as for
-    :func:`~hod_dynamics.time_derivatives`; a floating model takes ``(model, q, vjet, order)``
-    with ``q`` (..., 7+n) and ``vjet`` (..., order+2, 6+n), like ``time_derivatives``.
-    Columns as for :func:`regressor` (friction columns with ``friction=True``: their
-    derivatives use qd^(0..order)). ``backend``: "numba", "numpy" or "auto".
+    :func:`~hod_dynamics.time_derivatives` (floating models:
+    :func:`regressor_time_derivatives_floating`). Columns as for :func:`regressor`; the
+    friction columns' derivatives use qd^(0..order). ``backend``: "numba", "numpy" or "auto".
     """
-    model = check_model(model)
-    compiled = resolve_backend(backend) == "numba"
-    if model.floating:
-        if len(floating_order) != 1:
-            raise InputError(f"floating model '{model.name}': call regressor_time_derivatives(model, q, "
-                             "vjet, order) (configuration, velocity jet, order)")
-        q, vjet, order = qjet, order, check_order(floating_order[0])
-        _, quat, joints = split_configuration(model, q)
-        vjet = check_velocity(model, vjet, "vjet", order + 2)
-        try:
-            batch = np.broadcast_shapes(joints.shape[:-1], vjet.shape[:-2])
-        except ValueError:
-            raise InputError(f"batch shapes do not broadcast: q {np.shape(q)}, vjet {vjet.shape}") from None
-        n, B = model.n_dof, batch_size(batch)
-        joints = np.broadcast_to(joints, batch + (n,)).reshape(B, 1, n)
-        quat = np.broadcast_to(quat, batch + (4,)).reshape(B, 4)
-        vjet = np.broadcast_to(vjet, batch + vjet.shape[-2:]).reshape((B,) + vjet.shape[-2:])
-        flat = np.concatenate([joints, vjet[:, :, 6:]], axis=1)
-        root = (np.ascontiguousarray(quat), np.ascontiguousarray(vjet[:, :, :6]))
-    else:
-        if floating_order:
-            raise InputError(f"regressor_time_derivatives(model, qjet, order) takes no fourth positional "
-                             f"argument for the fixed-base model '{model.name}'")
-        order = check_order(order)
-        jet = check_jet(model, qjet, order + 3)
-        batch = jet.shape[:-2]
-        flat, root = jet.reshape((batch_size(batch),) + jet.shape[-2:]), None
+    fixed_base_only(model, "regressor_time_derivatives")
+    order = check_order(order)
+    jet = check_jet(model, qjet, order + 3, what="regressor_time_derivatives")
+    batch = jet.shape[:-2]
+    flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
+    return _regressor(model, flat, order, None, batch, friction, v_s, backend)
+
+
+def regressor_time_derivatives_floating(model, q, vjet, order, *, friction=False, v_s=DEFAULT_VS, backend=None):
+    """:func:`regressor_time_derivatives` of a floating model: ``q`` (..., 7+n) the
+    configuration, ``vjet`` (..., order+2, 6+n) the velocity jet, as for
+    :func:`~hod_dynamics.time_derivatives_floating`. Returns (..., order+1, 6+n, n_cols): the
+    base wrench rows (torque, force in the base frame), then the joints; the base body's
+    columns first."""
+    floating_base_only(model, "regressor_time_derivatives_floating(model, q, vjet, order)")
+    order = check_order(order)
+    batch, flat, root = flat_motion(model, q, vjet, order)
+    return _regressor(model, flat, order, root, batch, friction, v_s, backend)
+
+
+def _regressor(model, flat, order, root, batch, friction, v_s, backend):
+    """(*batch, order+1, nv, n_cols) of the validated flat joint jet (B, order+3, n) and the
+    floating base's ``root`` (or None)."""
     K = order + 1
     Y = np.zeros((flat.shape[0], K, model.nv, n_columns(model, friction)))
     rigid = Y[..., :n_columns(model)]
-    if compiled:
+    if resolve_backend(backend) == "numba":
         _regressor_numba(model, flat, K, root, rigid)
     else:
         _regressor_numpy(model, flat, K, root, rigid)

@@ -10,7 +10,7 @@ import pytest
 import hod_dynamics as hd
 from hod_dynamics.errors import InputError
 from hod_dynamics.friction import FrictionModel
-from hod_dynamics.regressors import friction_parameters, n_columns
+from hod_dynamics.regressors import friction_parameters, n_columns, regressor_time_derivatives_floating
 from oracles import (BACKENDS, CENTRAL_7, PinocchioRobot, erd_path, floating_pinocchio_robot,
                      pinocchio_robot, random_floating_state, random_urdf, rel_err, sinusoid_jet)
 
@@ -112,8 +112,9 @@ def test_floating_time_derivatives_times_parameters(backend, rng):
     q, _, _ = random_floating_state(model, rng, (2,))
     vjet = rng.normal(size=(2, 5, model.nv))
     pi = hd.inertial_parameters(model).ravel()
-    Yk = hd.regressor_time_derivatives(model, q, vjet, 3, backend=backend)
-    assert rel_err(Yk @ pi, hd.time_derivatives(model, q, vjet, 3)) < 1e-11
+    Yk = regressor_time_derivatives_floating(model, q, vjet, 3, backend=backend)
+    assert Yk.shape == (2, 4, 6 + model.n_dof, 10 * (1 + model.n_dof))
+    assert rel_err(Yk @ pi, hd.time_derivatives_floating(model, q, vjet, 3)) < 1e-11
 
 
 def test_backends_agree_on_jets(random_tree):
@@ -145,5 +146,7 @@ def test_bad_arguments_are_named(iiwa, rng):
     with pytest.raises(InputError, match="v_s must be > 0"):
         hd.regressor(iiwa, np.zeros(7), np.zeros(7), np.zeros(7), friction=True, v_s=0.0)
     model, _ = floating_pinocchio_robot("solo12")
-    with pytest.raises(InputError, match=r"regressor_time_derivatives\(model, q, vjet, order\)"):
+    with pytest.raises(InputError, match="regressor_time_derivatives takes fixed-base models.*regressor_time_derivatives_floating"):
         hd.regressor_time_derivatives(model, np.zeros((3, model.nv)), 1)
+    with pytest.raises(InputError, match="needs a floating-base model"):
+        regressor_time_derivatives_floating(iiwa, np.zeros(14), np.zeros((3, 13)), 1)

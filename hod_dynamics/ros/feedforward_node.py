@@ -1,7 +1,7 @@
 """``feedforward_node`` (node ``hod_feedforward``): tau and its time derivatives, and motor
 references of elastic joints, streamed at the control rate along the planned trajectory.
 
-Interface (``~`` = the node's namespace, see README "ROS 2 interface" for types and units):
+Interface (``~`` = the node's namespace, see doc/ros2_interface.md for types and units):
 
 - robot model from parameter ``robot_description`` (URDF XML), else parameter ``urdf_path``,
   else topic ``robot_description`` (relative: ``/robot_description`` without a namespace;
