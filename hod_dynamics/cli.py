@@ -394,7 +394,8 @@ def cmd_identify(args):
     joint, prior and identified) and torque_<bag>.png (measured against predicted torque)."""
     from .analysis import analyze_joint_states
     from .bag import read_joint_states
-    from .identification import identify, write_outputs
+    from .errors import InputError
+    from .identification import evaluate, identify, recording_label, summary, write_outputs
     from .urdf_writer import locked_parts
 
     model, notes = _load_model(args)
@@ -414,40 +415,36 @@ def cmd_identify(args):
         def analysed(path, role):
             states = read_joint_states(path, args.joint_states, time_base=args.time_base,
                                        progress=_Progress("reading", show))
-            if states.effort is None:
-                raise CommandError(f"bag '{path}': the joint states on {states.topic} carry no efforts; "
-                                   "identification needs the measured joint torques")
-            status.line(f"fitting {role} bag {os.path.basename(path.rstrip('/'))} ({len(states.t)} samples)")
-            return analyze_joint_states(model, states, order=0, smoothing=args.smoothing)
+            status.line(f"fitting {role} bag {recording_label(path)} ({len(states.t)} samples)")
+            try:
+                if states.effort is None:
+                    raise InputError(f"the joint states on {states.topic} carry no efforts; identification needs "
+                                     "the measured joint torques")
+                return analyze_joint_states(model, states, order=0, smoothing=args.smoothing)
+            except InputError as exc:
+                raise InputError(f"bag '{path}': {exc}") from None
 
         runs = [analysed(path, "identification") for path in args.bags]
         checks = [analysed(path, "validation") for path in args.validate or []]
+        xacro_args = xacro_args_from_strings(args.xacro_arg, "--xacro-arg")
+        locked = locked_parts(urdf_source(args.urdf), model, xacro_args=xacro_args) if args.lock else None
         result = identify(model, runs, method=args.method, friction=args.friction,
-                          regularization=args.regularization, names=[_bag_label(p) for p in args.bags],
-                          fixed_parts=locked_parts(urdf_source(args.urdf), model,
-                                                   xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
-                          if args.lock else None, progress=status.line)
-        status.line("writing")
-        paths = write_outputs(result, args.out, urdf_source(args.urdf), validation=checks,
-                              validation_names=[_bag_label(p) for p in args.validate or []], plots=plot,
-                              xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"),
-                              command=" ".join([PROG] + sys.argv[1:]))
+                          regularization=args.regularization, names=[recording_label(p) for p in args.bags],
+                          fixed_parts=locked, progress=status.line)
+        status.line("residuals and plots")
+        evaluation = evaluate(result, checks, [recording_label(p) for p in args.validate or []])
+        paths = write_outputs(result, args.out, urdf_source(args.urdf), evaluation, plots=plot,
+                              xacro_args=xacro_args, command=" ".join([PROG] + sys.argv[1:]))
     status.done()
     from .analysis import warning_notes
-    from .identification import summary
 
-    data = summary(result, checks, [_bag_label(p) for p in args.validate or []])
-    for line in identification_lines(result, data, time.perf_counter() - start):
+    for line in identification_lines(result, summary(result, evaluation), time.perf_counter() - start):
         print(line)
     for note in warning_notes(caught):
         print(f"note: {note}")
     for path in paths:
         print(f"wrote {path}")
     return 0
-
-
-def _bag_label(path):
-    return os.path.basename(os.fspath(path).rstrip("/")) or os.fspath(path)
 
 
 def identification_lines(result, data, elapsed):

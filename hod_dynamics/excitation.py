@@ -25,9 +25,10 @@ from typing import Tuple
 
 import numpy as np
 
+from .backend import single_threaded_blas
 from .base_parameters import base_parameters
 from .errors import InputError
-from .validation import fixed_base_only
+from .validation import fixed_base_only, whole_number
 from .regressors import regressor
 
 DEFAULT_ACCELERATION = 10.0     # rad/s^2 (m/s^2) where the velocity limit is not given either
@@ -146,7 +147,7 @@ class _Problem:
         n = model.n_dof
         lo, hi, vel, acc = limits.T
         self.mid, self.half = (lo + hi) / 2, (hi - lo) / 2 * (1 - margin)
-        self.vel, self.acc = vel * (1 - margin), acc
+        self.vel, self.acc = vel * (1 - margin), acc * (1 - margin)
         self.grid = np.linspace(0.0, period, GRID_PER_HARMONIC * harmonics, endpoint=False)
         self.check = np.linspace(0.0, period, CHECK_PER_HARMONIC * harmonics, endpoint=False)
         self.size = n * (1 + 2 * self.free)
@@ -186,18 +187,15 @@ def optimise_excitation(model, *, duration=20.0, harmonics=5, period=None, accel
     ``duration`` (s): the length, whole periods of ``period`` (s; default the duration split
     into periods of at most 10 s); ``harmonics`` (>= 3) per joint; ``acceleration_limit``
     (rad/s^2, one or (n,); default see :func:`joint_limits`); ``margin``: the share of each
-    position range and velocity limit kept free; ``starts`` random starts, ``iterations`` of
+    position range, velocity and acceleration limit kept free; ``starts`` random starts, ``iterations`` of
     L-BFGS-B from the best; ``friction``: include the friction parameters (their columns) in
     the base regressor; ``progress(done, total)``. Raises InputError for bad arguments.
     """
-    from scipy.optimize import minimize
-
     fixed_base_only(model, "optimise_excitation")
     if model.n_dof == 0:
         raise InputError(f"model '{model.name}' has no moving joint to excite")
-    if isinstance(harmonics, bool) or not isinstance(harmonics, (int, np.integer)) or harmonics < 3:
-        raise InputError(f"harmonics must be an integer >= 3 (four are spent on starting and ending at rest), "
-                         f"got {harmonics!r}")
+    harmonics = whole_number("harmonics", harmonics, 3, why="four coefficients of each joint hold the motion "
+                                                            "at rest at both ends")
     if not (np.isfinite(duration) and duration > 0):
         raise InputError(f"duration must be a number of seconds > 0, got {duration!r}")
     if period is None:
@@ -212,6 +210,15 @@ def optimise_excitation(model, *, duration=20.0, harmonics=5, period=None, accel
     limits = joint_limits(model, acceleration_limit)
     if np.any(~(limits[:, 3] > 0)):
         raise InputError(f"acceleration limits must be > 0 rad/s^2, got {limits[:, 3].tolist()}")
+    with single_threaded_blas():
+        return _optimise(model, duration, harmonics, period, limits, margin, seed, starts, iterations, friction,
+                         progress)
+
+
+def _optimise(model, duration, harmonics, period, limits, margin, seed, starts, iterations, friction, progress):
+    """:func:`optimise_excitation` on checked arguments."""
+    from scipy.optimize import minimize
+
     base = base_parameters(model, friction=friction)
     problem = _Problem(model, base, harmonics, period, limits, margin, friction)
     rng = np.random.default_rng(seed)

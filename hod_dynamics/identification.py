@@ -44,6 +44,7 @@ from typing import Optional, Tuple
 import numpy as np
 import scipy.linalg
 
+from .backend import single_threaded_blas
 from .base_parameters import BaseParameters, base_parameters
 from .errors import HodDynamicsError, InputError
 from .friction import DEFAULT_VS, FrictionModel
@@ -55,6 +56,7 @@ REGULARIZATION = 1.0          # weight of the divergence from the prior, in whit
 UNIDENTIFIABLE = 1e-7         # relative singular value of the normalised base regressor below which
 #                               a direction counts as undetermined by the data
 CHUNK = 4096                  # samples per block of the regressor
+MIN_ROWS_PER_PARAMETER = 10   # joint samples per base parameter, at least
 PRIOR_FLOOR = 1e-6            # a prior pseudo-inertia's eigenvalues are kept above this share of its largest
 
 
@@ -166,6 +168,12 @@ def identify(model, analyses, *, method="consistent", friction=True, v_s=DEFAULT
     efforts, too few samples, or combinations the recordings do not determine (named), and
     when the consistent method needs cvxpy.
     """
+    with single_threaded_blas():
+        return _identify(model, analyses, method, friction, v_s, regularization, names, fixed_parts, progress)
+
+
+def _identify(model, analyses, method, friction, v_s, regularization, names, fixed_parts, progress):
+    """:func:`identify`, its dense linear algebra on one BLAS thread."""
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, got {method!r}")
     if not (np.isfinite(regularization) and regularization >= 0):
@@ -237,9 +245,10 @@ def _weighted_least_squares(recordings, base, friction, v_s):
     r = base.rank
     n = recordings[0].factors.shape[0]
     rows = sum(int(rec.counts.sum()) for rec in recordings)
-    if rows <= r + n:
+    if rows < MIN_ROWS_PER_PARAMETER * r:
         raise InputError(f"the recordings hold {rows} joint samples with an effort, too few for the {r} base "
-                         "parameters to identify; record longer (tens of seconds of excitation)")
+                         f"parameters to identify (at least {MIN_ROWS_PER_PARAMETER * r}); record longer (tens of "
+                         "seconds of excitation)")
     beta = _solve(_stacked(recordings, r, np.ones(n)), r)
     counts = sum(rec.counts for rec in recordings)
     rss = sum(rec.residual_sum_of_squares(beta) for rec in recordings)
@@ -439,11 +448,21 @@ def _rms(x):
     return float(np.sqrt(np.mean(x * x))) if len(x) else float("nan")
 
 
-def summary(result, validation=(), validation_names=()):
-    """A JSON-ready dict of an :class:`Identification` and its residuals on the identification
-    recordings and on ``validation`` (analyses with the prior model)."""
+def evaluate(result, validation=(), validation_names=()):
+    """Every recording's residuals and predictions: ``{name: (role, analysis, table,
+    predictions)}`` (see :func:`residuals`) of the identification recordings and of
+    ``validation`` (analyses with the prior model, named by ``validation_names``)."""
+    out = {}
+    runs = [(rec.name, rec.analysis, "identification") for rec in result.recordings]
+    for name, analysis, role in runs + list(zip(validation_names, validation, ["validation"] * len(validation))):
+        out[name] = (role, analysis) + residuals(result, analysis)
+    return out
+
+
+def summary(result, evaluation):
+    """A JSON-ready dict of an :class:`Identification` and the residuals of ``evaluation``
+    (:func:`evaluate`)."""
     model, base = result.model, result.base
-    beta_names = base.names
     relative = np.where(np.abs(result.beta) > 0, result.beta_se / np.maximum(np.abs(result.beta), 1e-300), np.inf)
     out = {
         "robot": model.name, "joints": list(model.joint_names), "method": result.method,
@@ -455,13 +474,14 @@ def summary(result, validation=(), validation_names=()):
         "noise_std": {nm: float(v) for nm, v in zip(model.joint_names, result.noise)},
         "base_parameters": [{"name": nm, "value": float(b), "standard_error": float(se),
                              "relative_standard_error": float(rel), "prior": float(p)}
-                            for nm, b, se, rel, p in zip(beta_names, result.beta, result.beta_se, relative,
+                            for nm, b, se, rel, p in zip(base.names, result.beta, result.beta_se, relative,
                                                          result.beta_prior)],
-        "bodies": {}, "notes": list(result.notes), "residual_rms": {},
+        "bodies": {}, "notes": list(result.notes),
+        "residual_rms": {name: {"role": role, "joints": table} for name, (role, _, table, _) in evaluation.items()},
     }
     for b, link in enumerate(body_names(model)):
         m, c, Ic = com_form(result.parameters[b])
-        pm, pc, pIc = com_form(result.prior[b])
+        pm, pc, _ = com_form(result.prior[b])
         out["bodies"][link] = {
             "parameters": result.parameters[b].tolist(), "prior_parameters": result.prior[b].tolist(),
             "mass": float(m), "com": c.tolist(), "inertia_about_com": Ic.tolist(),
@@ -470,21 +490,15 @@ def summary(result, validation=(), validation_names=()):
             "consistency_margin": float(result.consistency[b])}
     if result.friction is not None:
         out["friction_model"] = result.friction.to_mapping()["friction"]
-    for rec in result.recordings:
-        table, _ = residuals(result, rec.analysis)
-        out["residual_rms"][rec.name] = {"role": "identification", "joints": table}
-    for name, analysis in zip(validation_names, validation):
-        table, _ = residuals(result, analysis)
-        out["residual_rms"][name] = {"role": "validation", "joints": table}
     return out
 
 
-def write_outputs(result, out, source, *, validation=(), validation_names=(), plots=True, xacro_args=None,
-                  command=""):
+def write_outputs(result, out, source, evaluation, *, plots=True, xacro_args=None, command=""):
     """Write ``identified.urdf`` (from the prior ``source``), ``friction.yaml`` (with friction),
-    ``identification.json`` and, with ``plots``, ``torque_<recording>.png`` (measured against
-    predicted torque, prior and identified) of every validation recording (of the
-    identification ones when there is none) into the folder ``out``. Returns the paths."""
+    ``identification.json`` (:func:`summary` of ``evaluation``, see :func:`evaluate`) and, with
+    ``plots``, ``torque_<recording>.png`` (measured against predicted torque, prior and
+    identified) of every validation recording (of the identification ones when there is none)
+    into the folder ``out``. Returns the paths."""
     from .friction import save_friction
     from .urdf_writer import identified_urdf
 
@@ -496,16 +510,15 @@ def write_outputs(result, out, source, *, validation=(), validation_names=(), pl
     paths.append(_write(os.path.join(out, "identified.urdf"), text))
     if result.friction is not None:
         paths.append(save_friction(result.friction, os.path.join(out, "friction.yaml"), comments=[origin]))
-    data = summary(result, validation, validation_names)
+    data = summary(result, evaluation)
     data["command"] = command
-    paths.append(_write(os.path.join(out, "identification.json"), json.dumps(data, indent=2, allow_nan=True) + "\n"))
+    paths.append(_write(os.path.join(out, "identification.json"), json.dumps(data, indent=2) + "\n"))
     if plots:
         from .plots import plot_torque_comparison
 
-        shown = list(zip(validation_names, validation, ["validation"] * len(validation))) or \
-            [(r.name, r.analysis, "identification") for r in result.recordings]
-        for name, analysis, role in shown:
-            _, predictions = residuals(result, analysis)
+        shown = [name for name, entry in evaluation.items() if entry[0] == "validation"] or list(evaluation)
+        for name in shown:
+            role, analysis, _, predictions = evaluation[name]
             path = os.path.join(out, f"torque_{_file_label(name)}.png")
             paths.append(plot_torque_comparison(analysis.t, analysis.effort, predictions, result.model.joint_names,
                                                 path, title=f"{result.model.name}: {name} ({role})"))
@@ -519,5 +532,13 @@ def _write(path, text):
 
 
 def _file_label(name):
-    keep = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in os.path.basename(str(name).rstrip("/")))
+    keep = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
     return keep or "recording"
+
+
+def recording_label(path):
+    """A short name of a bag for tables and file names: its file or folder name without the
+    storage suffix (``run1`` for ``/data/run1.mcap`` or ``/data/run1/``)."""
+    base = os.path.basename(os.fspath(path).rstrip("/")) or os.fspath(path)
+    stem, ext = os.path.splitext(base)
+    return stem if ext in (".mcap", ".db3", ".bag") and stem else base

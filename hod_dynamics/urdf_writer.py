@@ -143,6 +143,8 @@ def identified_urdf(source, model, parameters, friction=None, *, xacro_args=None
 def _remove_inertial(element, ns):
     for inertial in element.findall(ns + "inertial"):
         element.remove(inertial)
+    if len(element) == 0:
+        element.text = None      # written as an empty element
 
 
 def _set_inertial(element, pi, ns):
