@@ -16,7 +16,8 @@ for a twist (w, v), ``E_m (w, v) = (0, v)``, ``E_{h_e} (w, v) = (e x v, w x e)``
 
 import numpy as np
 
-from ._kernels import _factorials, _forward_body, _gravity_jet, _jet_finite, _njit
+from ._kernels import _factorials, _forward_body, _gravity_jet, _jet_finite, _njit, kernel_model
+from .model import per_model
 
 @_njit
 def _forward(parents, screws, R0, P0, g0, jet, b, K, fact, floating, VR, GR, R, P, V, acc, G, wc, E):
@@ -260,3 +261,12 @@ def regressor_jets(parents, screws, R0, P0, g0, gravity, jet, quat, vbase, K, ou
                     for r in range(6):
                         out[b, k, r, p] = U[k, p, r] * fact[k]
     return True
+
+
+@per_model
+def regressor_arrays(model):
+    """The model arrays :func:`regressor_jets` takes, packed once per model: parents, screws,
+    the blocks R0, P0 of ``Ad(B_i^-1)``, the fixed base's acceleration (0, -g) and the world
+    gravity of a floating base (those of :func:`hod_dynamics._kernels.kernel_model`)."""
+    parents, screws, R0, P0, _, g0 = kernel_model(model)
+    return parents, screws, R0, P0, g0, np.array(model.gravity, dtype=float)

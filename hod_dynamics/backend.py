@@ -27,6 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .deprecation import module_getattr
 from .errors import InputError, NumbaUnavailableWarning
 
 BACKENDS = ("auto", "numba", "numpy")
@@ -61,8 +62,9 @@ _ENTRY_POINTS = {"rnea": ("_kernels", ("rnea_jets",)),
 def kernels_cached(which="rnea"):
     """True when numba's disk cache holds the machine code of the kernels ``which``
     (``"rnea"``: tau and its time derivatives; ``"partials"``: first- and second-order
-    partials; ``"regressor"``: the regressor and its time derivatives), so that their first use in this process loads it rather than compiling; False
-    when it will compile; None when numba cannot run or its cache cannot be inspected."""
+    partials; ``"regressor"``: the regressor and its time derivatives), so that their first
+    use in this process loads it rather than compiling; False when it will compile; None when
+    numba cannot run or its cache cannot be inspected."""
     if kernels() is None:
         return None
     module_name, names = _ENTRY_POINTS[which]
@@ -194,19 +196,6 @@ def requested_backend():
     return "numba" if backend != "numpy" and installed else "numpy"
 
 
-def prepare_compiled_kernels(model, order):
-    """Compile (or load from numba's disk cache) the compiled kernels that
-    :func:`~hod_dynamics.time_derivatives` runs for ``model`` up to torque ``order``, one
-    sample and a batch, so that later calls do not wait for numba. Takes seconds on an empty
-    cache; meant for a background thread (a node serves from the numpy path meanwhile).
-    Raises InputError when numba is not installed."""
-    from .dynamics import time_derivatives
-
-    resolve_backend("numba")
-    for batch in (1, 2 * 16):  # the one-sample and the batched paths of the kernel
-        time_derivatives(model, np.zeros((batch, order + 3, model.n_dof)), order, backend="numba")
-
-
 def compute_threads():
     """Threads that share a large batch: ``HOD_DYNAMICS_THREADS`` (an integer >= 1), else the
     number of CPUs this process may run on. Raises InputError for a malformed value."""
@@ -279,3 +268,8 @@ def single_threaded_blas():
         return
     with threadpool_limits(1, user_api="blas"):
         yield
+
+
+# moved to hod_dynamics.dispatch (it runs the dispatcher, above this module); kept for one release
+__getattr__ = module_getattr(__name__, {
+    "prepare_compiled_kernels": "hod_dynamics.dispatch:prepare_compiled_kernels"})

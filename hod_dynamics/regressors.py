@@ -29,7 +29,6 @@ from .floating import flat_motion
 from .friction import DEFAULT_VS, FrictionModel
 from .inertia import inertia_from_parameters
 from .jets import cauchy_bias, cauchy_matTvec, factorials, to_taylor
-from .model import per_model
 from .recursive import body_acceleration, forward_taylor, root_taylor
 from .validation import (batch_size, check_jet, check_model, check_order, check_state, check_velocity,
                          fixed_base_only, floating_base_only)
@@ -189,19 +188,10 @@ def _regressor_numpy(model, flat, K, root, out):
 
 
 # -- compiled path -----------------------------------------------------------------------------
-@per_model
-def _kernel_tree(model):
-    """The model arrays the compiled regressor takes (see :mod:`hod_dynamics._regressor_kernels`)."""
-    from .recursive import _kernel_model
-
-    parents, screws, R0, P0, _, g0 = _kernel_model(model)
-    return parents, screws, R0, P0, g0, np.array(model.gravity, dtype=float)
-
-
 def _regressor_numba(model, flat, K, root, out):
     """out (B, K, nv, 10 n_bodies) by the compiled kernel, in threads for large batches."""
-    kernel = regressor_kernels().regressor_jets
-    arrays = _kernel_tree(model)
+    compiled = regressor_kernels()
+    kernel, arrays = compiled.regressor_jets, compiled.regressor_arrays(model)
     jet = kernel_array(flat)
     if root is None:
         quat, vbase = np.zeros((0, 4)), np.zeros((0, K + 1, 6))
