@@ -60,7 +60,7 @@ _LAZY.update({name: f"hod_dynamics.{name}" for name in (
     "dynamics", "eom", "errors", "excitation", "forward", "friction", "identification", "inertia", "jets",
     "kinematics", "model", "msgfields", "paper_examples", "partials", "plots", "recursive", "regressors",
     "robots", "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward",
-    "units", "urdf", "urdf_writer", "validation", "yamlfile")})
+    "units", "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
 
 # the names of earlier releases, kept for one release: application layers and families
 _MOVED = {
