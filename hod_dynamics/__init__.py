@@ -19,7 +19,8 @@ from .crba import kinetic_energy, mass_matrix
 from .bag import JointStates, read_joint_states
 from .dynamics import inverse_dynamics, time_derivatives
 from .eom import coriolis_matrix, gravity_torques
-from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
+from .errors import (HodDynamicsError, HodDynamicsWarning, InputError, KernelCompileWarning, ModelError,
+                     TrajectoryError)
 from .trajectory_feedforward import FeedforwardResult, feedforward, save_csv
 from .forward import forward_dynamics
 from .friction import FrictionModel, load_friction, save_friction
@@ -35,7 +36,8 @@ from . import floating, paper_examples  # noqa: F401  re-exported: hd.floating, 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Frame", "HodDynamicsError", "HodDynamicsWarning", "InputError", "ModelError", "RobotModel", "TrajectoryError",
+    "Frame", "HodDynamicsError", "HodDynamicsWarning", "InputError", "KernelCompileWarning", "ModelError",
+    "RobotModel", "TrajectoryError",
     "coriolis_matrix_derivatives", "external_wrench_derivatives", "gravity_derivatives",
     "mass_matrix_derivatives",
     "SecondPartialsData", "id_partials", "id_partials_directional", "id_second_order_rate",

@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from . import paper_examples as paper
+from .backend import compile_notices
 from .errors import HodDynamicsError, HodDynamicsWarning
 from .model import RobotModel
 from .robots import load_robot, robot_path, shipped_robots, urdf_source
@@ -155,7 +156,7 @@ def cmd_demo(args):
     """The main job on the embedded default: the shipped KUKA iiwa 14 model (Müller and Kumar
     2021), the Gaz et al. trajectory and the end-effector wrench of that paper; tau^(0..order)
     at ``rate`` Hz, written as CSV (and a PNG with matplotlib)."""
-    from .backend import compile_notice, resolve_backend
+    from .backend import resolve_backend
     from .dynamics import time_derivatives
     from .trajectory_feedforward import FeedforwardResult, save_csv
 
@@ -168,10 +169,9 @@ def cmd_demo(args):
     t = np.arange(samples) / args.rate
     qjet = paper.gaz_trajectory_jet(t, args.order + 3)
     wrenches = {paper.IIWA_WRENCH_LINK: paper.iiwa_wrench_jet(t, args.order + 1)}
-    backend, notice = resolve_backend(), compile_notice()
-    if notice:
-        print(notice, flush=True)
-    # the first call compiles numba's kernels or loads them from its cache: timed apart
+    backend = resolve_backend()
+    # the first call compiles numba's kernels (announced on stderr, see main) or loads them
+    # from its cache: timed apart
     head = slice(0, min(samples, 64))
     start = time.perf_counter()
     time_derivatives(model, qjet[head], args.order, wrenches={k: v[head] for k, v in wrenches.items()})
@@ -483,6 +483,12 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
     print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
 
 
+def _compile_line(text):
+    """A compile notice (see backend.compile_notices) as a line on stderr, at once: it comes
+    before a wait of seconds, also inside a command that collects library warnings."""
+    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
+
 def _quiet_after_broken_pipe():
     """The reader of stdout went away (``| head``): drop what is left unflushed, exit quietly."""
     try:
@@ -496,8 +502,8 @@ def _quiet_after_broken_pipe():
 def main(argv=None):
     """Run the command line; returns the exit code (0, 2 on a user error, 141 on a closed pipe)."""
     try:
-        with warnings.catch_warnings():  # restores the warning printer when the command ends
-            warnings.showwarning = _warning_line
+        with warnings.catch_warnings(), compile_notices(_compile_line):
+            warnings.showwarning = _warning_line  # restored when the command ends
             try:
                 args = build_parser().parse_args(argv)
                 return args.func(args)

@@ -14,6 +14,8 @@ names what is at fault (a joint, a link, a line of the URDF, an argument and its
 
 :class:`HodDynamicsWarning` (a ``UserWarning``) is the category of the warnings the library
 issues when it reads past something doubtful (``strict=False``, ``inertia_check="warn"``).
+:class:`KernelCompileWarning`, one of them, says that a compiled kernel is about to be compiled
+(once per install, seconds to tens of seconds).
 """
 
 
@@ -39,3 +41,12 @@ class HodDynamicsWarning(UserWarning):
     with ``strict=False``, or an inertia that is not positive semi-definite with
     ``inertia_check="warn"``. Filter it with ``warnings.filterwarnings("error",
     category=hd.HodDynamicsWarning)`` to make it an error."""
+
+
+class KernelCompileWarning(HodDynamicsWarning):
+    """A compiled (numba) kernel is about to be compiled on its first use after an install:
+    the call that triggered it takes seconds to tens of seconds longer, once (numba caches the
+    machine code). Issued once per kernel and process, before compiling, naming the kernel,
+    why and about how long. It is a notice, never a fault: made an error by a warnings filter,
+    it is not raised. Silence it with ``warnings.filterwarnings("ignore",
+    category=hd.KernelCompileWarning)``."""
