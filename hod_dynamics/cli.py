@@ -266,8 +266,9 @@ def cmd_analyze_bag(args):
     summary.json, PNG plots (tau, tau_dot, tau_ddot, residual, friction), friction.yaml
     (--friction fit) and derived.mcap (topics /feedforward and /torque_derivatives) into --out."""
     from .analysis import analyze_joint_states, write_report
-    from .bag import read_joint_states, read_planned_positions
+    from .bag import check_rosbags, read_joint_states, read_planned_positions
 
+    check_rosbags()  # before anything is printed or created
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise CommandError(f"--end {args.end} must be after --start {args.start}")
     model, notes = _load_model(args)

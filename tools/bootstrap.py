@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Set up the project's .venv and run a job in it: the README's two commands.
 
-    python3 tools/bootstrap.py demo [ARGS...]   # install ".[ros,plot,bag]", run `hod-dynamics demo ARGS`
+    python3 tools/bootstrap.py demo [ARGS...]   # install ".[ros]", run `hod-dynamics demo ARGS`
     python3 tools/bootstrap.py test [ARGS...]   # install ".[all]", run pytest ARGS (the whole suite)
 
 Needs only Python 3.10+. When the interpreter's venv module has no ensurepip (Debian/Ubuntu
@@ -23,7 +23,7 @@ import venv
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, ".venv")
 PY = os.path.join(VENV, "bin", "python")
-EXTRAS = {"demo": "ros,plot,bag", "test": "all"}
+EXTRAS = {"demo": "ros", "test": "all"}
 
 
 def run(cmd, **kw):
