@@ -180,3 +180,39 @@ def test_a_plain_pip_install_runs_the_commands_and_a_node_says_what_it_lacks(tmp
     assert node.returncode == 1 and len(lines) == 1 and not node.stdout, node.stdout + node.stderr
     assert lines[0].startswith("[FATAL] [hod_feedforward]: cannot start: rclpy cannot be imported") and \
         'pip install ".[ros]"' in lines[0] and "ROS 2 installation" in lines[0], lines[0]
+
+
+def test_bootstrap_reinstalls_only_when_the_installed_source_changed(tmp_path, monkeypatch):
+    """tools/bootstrap.py skips `pip install` when the venv's stamp holds the hash of this
+    source and the extras the job needs; any change to an installed file, or a job needing
+    more extras, reinstalls; tests, benchmarks and docs outside the install do not."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bootstrap_under_test", os.path.join(ROOT, "tools", "bootstrap.py"))
+    boot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(boot)
+    src = _copy_source(str(tmp_path / "src"))
+    venv = tmp_path / "src" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, venv / "bin" / "python")
+    monkeypatch.setattr(boot, "ROOT", src)
+    monkeypatch.setattr(boot, "VENV", str(venv))
+    monkeypatch.setattr(boot, "PY", str(venv / "bin" / "python"))
+    monkeypatch.setattr(boot, "STAMP", str(venv / "hod_dynamics.install"))
+    digest = boot.source_hash()
+    assert not boot.up_to_date("ros", digest)  # never installed
+    (venv / "hod_dynamics.install").write_text(f"{digest} all\n")
+    assert boot.up_to_date("ros", digest) and boot.up_to_date("all", digest)
+    (venv / "hod_dynamics.install").write_text(f"{digest} ros\n")
+    assert boot.up_to_date("ros", digest) and not boot.up_to_date("all", digest)
+    with open(os.path.join(src, "test", "test_cli.py"), "a") as fh:   # not installed: no reinstall
+        fh.write("\n# a comment\n")
+    os.makedirs(os.path.join(src, "hod_dynamics", "__pycache__"), exist_ok=True)
+    with open(os.path.join(src, "hod_dynamics", "__pycache__", "x.nbi"), "w") as fh:  # numba's cache
+        fh.write("x")
+    assert boot.source_hash() == digest
+    for changed in (os.path.join("hod_dynamics", "cli.py"), os.path.join("config", "feedforward.yaml")):
+        with open(os.path.join(src, changed), "a") as fh:
+            fh.write("\n# changed\n")
+        assert boot.source_hash() != digest, changed
+        assert not boot.up_to_date("ros", boot.source_hash())
