@@ -33,6 +33,7 @@ from .smoothing import PENALTY_ORDER
 from .timebase import GAP_SPLIT
 from .trajectory import fit_samples
 from .units import column
+from .validation import whole_number
 
 MAX_ORDER = 2       # a C^4 (quintic) fit carries q up to q^(4) continuously
 MIN_SAMPLES = 20
@@ -258,9 +259,8 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     Returns :class:`BagAnalysis`. Raises :class:`InputError` for unknown joints, too few
     samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction model.
     """
-    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= MAX_ORDER:
-        raise InputError(f"order must be 0, 1 or 2, got {order!r}: a smoothing fit of recorded positions "
-                         "is C^4 at most, and tau^(k) needs q^(k+2)")
+    whole_number("order", order, 0, MAX_ORDER, why="a smoothing fit of recorded positions is C^4 at "
+                 "most, and tau^(k) needs q^(k+2)")
     missing = [nm for nm in model.joint_names if nm not in states.joint_names]
     if missing:
         raise InputError(f"joints {missing} of model '{model.name}' are not recorded on {states.topic} "

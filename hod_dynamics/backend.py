@@ -33,7 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .errors import InputError, KernelCompileWarning
+from .errors import InputError, KernelCompileWarning, NumbaUnavailableWarning
 
 BACKENDS = ("auto", "numba", "numpy")
 ENV_VAR = "HOD_DYNAMICS_BACKEND"

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import paper_examples as paper
 from .backend import compile_notices
-from .errors import HodDynamicsError, HodDynamicsWarning
+from .errors import CommandError, HodDynamicsError, HodDynamicsWarning
 from .model import RobotModel
 from .robots import FLOATING_BASE, load_robot, robot_path, shipped_robots, urdf_source
 from .units import common_unit, friction_units
@@ -33,10 +33,6 @@ PROG = "hod-dynamics"
 DEMO_MAX_ORDER = 8  # beyond it the demo's numbers grow like w^(k+2) (1e9 at k = 8) and mean little
 BAG_MAX_ORDER = 2  # the C^4 quintic fit of recorded positions gives q^(4), hence tau'' at most
 MEMORY_SHARE = 0.8  # a job may use this share of the memory available when it starts
-
-
-class CommandError(HodDynamicsError):
-    """A failure the user caused that is not a library input error (output folder, memory)."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,4 +1,4 @@
-"""The exception family of hod_dynamics.
+"""Every exception and warning that hod_dynamics defines.
 
 Every error the library raises on bad input is a :class:`HodDynamicsError`, which is a
 ``ValueError`` so that generic ``except ValueError`` handlers keep working. The message always
@@ -14,8 +14,21 @@ names what is at fault (a joint, a link, a line of the URDF, an argument and its
 
 :class:`HodDynamicsWarning` (a ``UserWarning``) is the category of the warnings the library
 issues when it reads past something doubtful (``strict=False``, ``inertia_check="warn"``).
-:class:`KernelCompileWarning`, one of them, says that a compiled kernel is about to be compiled
-(once per install, seconds to tens of seconds).
+One of them is not about doubtful input: :class:`KernelCompileWarning` says that a compiled
+kernel is about to be compiled (once per install, seconds to tens of seconds, the first call
+waits); it is never raised, even where a filter makes HodDynamicsWarnings errors.
+
+The programs built on the library raise their own subclasses: :class:`CommandError` (the
+``hod-dynamics`` command: one line, exit code 2), :class:`StartupError` (a node that cannot
+start: one FATAL line, exit code 1), :class:`LaunchArgumentError` (a launch file's argument).
+
+Two warnings are not about a robot description, and are not HodDynamicsWarnings, so that
+making those errors (``filterwarnings("error", category=HodDynamicsWarning)``) does not make
+these errors too: :class:`NumbaUnavailableWarning` (a ``RuntimeWarning``: the numpy path runs
+instead of the compiled one) and :class:`HodDynamicsDeprecationWarning` (a
+``DeprecationWarning``: a name that still works for one release and then goes; Python shows
+it in ``__main__`` and under test runners, and ``-W error::DeprecationWarning`` makes it an
+error).
 """
 
 
@@ -50,3 +63,24 @@ class KernelCompileWarning(HodDynamicsWarning):
     why and about how long. It is a notice, never a fault: made an error by a warnings filter,
     it is not raised. Silence it with ``warnings.filterwarnings("ignore",
     category=hd.KernelCompileWarning)``."""
+
+
+class CommandError(HodDynamicsError):
+    """A failure the user of the ``hod-dynamics`` command caused that is not a library input
+    error (an output folder, the memory a job needs, a command-line option)."""
+
+
+class StartupError(HodDynamicsError):
+    """A node cannot start (invalid parameter, robot model or configuration)."""
+
+
+class LaunchArgumentError(RuntimeError):
+    """A launch argument names a file that does not exist."""
+
+
+class NumbaUnavailableWarning(RuntimeWarning):
+    """numba cannot be imported: the (much slower) numpy path runs instead."""
+
+
+class HodDynamicsDeprecationWarning(DeprecationWarning):
+    """A name or a call that still works for one release, and what replaces it."""

@@ -23,7 +23,6 @@ velocity ``nv = 6 + n`` (base body twist (omega, v) in the base frame, joint rat
 :mod:`hod_dynamics.floating`.
 """
 
-import math
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .errors import HodDynamicsWarning, InputError, ModelError
+from .errors import HodDynamicsWarning, ModelError
 from .spatial import Ad, ad, inverse
 from .urdf import checked_inertia_mode
 
@@ -380,107 +379,6 @@ class RobotModel:
     def __repr__(self):
         return (f"RobotModel(name={self.name!r}, n_dof={self.n_dof}, root_link={self.root_link!r},"
                 f"{' floating=True,' if self.floating else ''} joints={list(self.joint_names)})")
-
-
-def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np.ndarray]):
-    """Validate and broadcast joint-space arrays ``name=array`` with last axis ``n_dof``.
-
-    Returns the arrays as float ndarrays broadcast to one common shape (..., n). Raises
-    :class:`InputError` naming the argument that has the wrong shape or non-finite values.
-    ``finite=False`` skips the test for NaN and infinity, for callers whose compiled kernel
-    tests every value it reads (and then calls this again to name the bad one).
-    """
-    n = check_model(model).n_dof
-    refuse_floating(model)
-    out = {}
-    for key, value in arrays.items():
-        a = value if type(value) is np.ndarray and value.dtype == np.float64 else real_array(key, value)
-        if a.ndim == 0 or a.shape[-1] != n:
-            raise InputError(f"{key} must have shape (..., {n}) for model '{model.name}' "
-                             f"with joints {list(model.joint_names)}, got shape {a.shape}")
-        if finite:
-            _check_finite(model, key, a)
-        out[key] = a
-    shapes = {a.shape for a in out.values()}
-    if len(shapes) == 1:  # the common case, and numpy's broadcasting helpers cost microseconds
-        return list(out.values())
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise InputError("batch shapes do not broadcast: " + ", ".join(
-            f"{k} {a.shape}" for k, a in out.items())) from None
-    if not finite and 0 in shape:  # an empty batch: no kernel will read the values
-        for key, a in out.items():
-            _check_finite(model, key, a)
-    return [np.broadcast_to(a, shape) for a in out.values()]
-
-
-def check_model(model):
-    """``model`` if it is a :class:`RobotModel`, else InputError (a robot's name, a URDF path or
-    a Pinocchio model handed where the model goes)."""
-    if not isinstance(model, RobotModel):
-        shown = repr(model) if len(repr(model)) <= 60 else repr(model)[:60] + "..."
-        raise InputError(f"model must be a hod_dynamics RobotModel (RobotModel.from_urdf(...) or "
-                         f"load_robot(name)), got {type(model).__name__} {shown}")
-    return model
-
-
-def real_array(key, value):
-    """``value`` as a float ndarray; InputError naming argument ``key`` when it holds text,
-    complex numbers (their imaginary part would be lost) or objects that are not numbers."""
-    try:
-        a = np.asarray(value)
-    except ValueError:  # ragged nested sequences
-        raise InputError(f"{key} must be an array of real numbers with one common shape; "
-                         f"got ragged {type(value).__name__}") from None
-    if a.dtype.kind == "c":
-        raise InputError(f"{key} holds complex numbers (dtype {a.dtype}); pass real numbers "
-                         "(the imaginary part is not dropped silently)")
-    if a.dtype.kind not in "biuf":
-        try:
-            return a.astype(float)
-        except (TypeError, ValueError):
-            example = a.reshape(-1)[0].tolist() if a.size else None
-            raise InputError(f"{key} must be an array of real numbers, got {a.dtype.name} values "
-                             f"such as {example!r}") from None
-    return a.astype(float, copy=False)
-
-
-FLOATING_API = ("inverse_dynamics", "time_derivatives", "mass_matrix", "kinetic_energy",
-                "id_partials", "feedforward")
-
-
-def refuse_floating(model):
-    """Raise InputError for a floating model in a function that handles fixed bases only."""
-    if model.floating:
-        raise InputError(f"model '{model.name}' has a floating base, which this function does "
-                         f"not support yet (floating models: {', '.join(FLOATING_API)})")
-
-
-def _check_finite(model, key, a):
-    """Raise InputError naming the first NaN or infinity of argument ``key`` (..., n)."""
-    check_finite(key, a, lambda bad: f"joint '{model.joint_names[bad[-1]]}'")
-
-
-def check_finite(name, a, label):
-    """Raise InputError naming the first NaN or infinity of the float array ``a`` (argument
-    ``name``): its index and ``label(index)``, what that entry is (a joint, a derivative row)."""
-    if not all_finite(a):
-        bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
-        raise InputError(f"{name} holds a non-finite value at index {bad} ({label(bad)})")
-
-
-def batch_size(batch_shape):
-    """Number of samples in a batch shape (explicit: ``reshape(-1, ...)`` cannot infer it when
-    the joint axis has length 0, a robot with no moving joint). ``math.prod`` on the tuple of
-    ints: ``np.prod`` costs microseconds, a third of a single sample's compiled kernel."""
-    return math.prod(batch_shape)
-
-
-def all_finite(a):
-    """True when the float array ``a`` holds no NaN or infinity (``np.all(np.isfinite(a))``
-    at half its cost on the small arrays of single samples)."""
-    return bool(np.isfinite(a).all())
 
 
 def per_model(func):

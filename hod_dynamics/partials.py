@@ -31,7 +31,6 @@ Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on 
 no Python loop runs over samples.
 """
 
-import operator
 import threading
 from types import SimpleNamespace
 
@@ -39,9 +38,10 @@ import numpy as np
 
 from .backend import kernel_array, partials_kernels, resolve_backend
 from .errors import InputError
-from .floating import check_velocity, split_configuration
-from .model import batch_size, check_model, check_state, per_model
+from .model import per_model
 from .spatial import Ad, ad, inverse, rotate_inverse, screw_exp
+from .validation import (batch_size, check_batch_shape, check_model, check_out, check_state,
+                         check_velocity, fixed_base_only, name_non_finite, split_configuration)
 
 
 # -- spatial algebra on stacks --------------------------------------------------------------------
@@ -310,18 +310,13 @@ def _assemble_tangent(st, dst, wrt):
 
 
 # -- public API -----------------------------------------------------------------------------------
-def _flat(model, finite=True, **arrays):
-    """Validated arrays (..., n) -> (batch shape, [contiguous, writable (B, n) arrays])."""
-    arrays = check_state(model, finite=finite, **arrays)
+def _flat(model, what, finite=True, **arrays):
+    """Validated arrays (..., n) -> (batch shape, [contiguous, writable (B, n) arrays]);
+    ``what``: the caller, named when the model has a floating base."""
+    arrays = check_state(model, finite=finite, what=what, **arrays)
     n = model.n_dof
     batch = arrays[0].shape[:-1]
     return batch, [kernel_array(a.reshape(batch_size(batch), n)) for a in arrays]
-
-
-def _refuse_non_finite(model, **arrays):
-    """A compiled kernel met a NaN or an infinity: raise the InputError that names it."""
-    check_state(model, **arrays)
-    raise InputError("the joint arrays hold a non-finite value")  # check_state names it first
 
 
 def id_partials(model, q, qd, qdd, *, backend=None):
@@ -343,13 +338,13 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     if check_model(model).floating:
         return _floating_partials(model, q, qd, qdd, resolve_backend(backend) == "numba")
     compiled = resolve_backend(backend) == "numba"
-    batch, flat = _flat(model, finite=not compiled, q=q, qd=qd, qdd=qdd)
+    batch, flat = _flat(model, "id_partials", finite=not compiled, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     if compiled:
         out = np.empty((3,) + batch + (n, n))
         if not partials_kernels().first_partials(*_kernel_model(model), *flat,
                                                  out.reshape(3, batch_size(batch), n, n)):
-            _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
+            name_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
     st = _state(model, *flat)
     return tuple(_assemble(st, wrt).reshape(batch + (n, n)) for wrt in ("q", "qd", "qdd"))
@@ -409,7 +404,8 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
     entries are not written (the data's arrays keep them zero)."""
     # into the caller's arrays every value is checked first, so that a NaN in a later sample
     # leaves them as they were; a fresh result is checked by the kernel as it goes
-    batch, flat = _flat(model, finite=not compiled or out is not None, q=q, qd=qd, qdd=qdd)
+    batch, flat = _flat(model, "id_second_partials", finite=not compiled or out is not None,
+                        q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     shape = batch + (n, n, n)
     if batch_shape is not None:
@@ -417,7 +413,7 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
             raise InputError(f"out is a SecondPartialsData of batch shape {batch_shape}, the "
                              f"inputs broadcast to batch shape {batch}")
     elif out is not None:
-        out = _check_out(out, shape)
+        out = check_out(out, shape, _SECOND_PARTIALS, "a SecondPartialsData")
         # an input that shares memory with the caller's arrays (a view of one) would be
         # overwritten by the earlier samples before the later ones read it: read from a copy
         # (a data's own arrays reach no input: _flat copies their read-only views)
@@ -431,39 +427,13 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
         status = plan.kernels.second_partials(plan.ints, plan.floats, *flat, *tensors,
                                               np.empty(plan.work), zero)
         if status != 0:
-            _refuse_non_finite(model, q=q, qd=qd, qdd=qdd)
+            name_non_finite(model, q=q, qd=qd, qdd=qdd)
         return out
     block = max(1, _SECOND_ORDER_BLOCK // max(n, 1) ** 3)
     for s in range(0, len(flat[0]), block):
         for t, part in zip(tensors, _second_partials(model, *(a[s:s + block] for a in flat))):
             t[s:s + block] = part
     return out
-
-
-def _check_out(out, shape):
-    """The four caller-provided result arrays of :func:`id_second_partials`, checked."""
-    if not isinstance(out, (tuple, list)) or len(out) != 4:
-        raise InputError("out must be a tuple of 4 arrays (d2tau_dqdq, d2tau_dqddqd, "
-                         f"d2tau_dqdqd, dM_dq) or a SecondPartialsData, got {type(out).__name__}")
-    for k, a in enumerate(out):
-        fault = _out_fault(a, shape)
-        if fault:
-            raise InputError(f"out[{k}] must be a writable C-contiguous float64 array of shape "
-                             f"{shape}, got {fault}")
-    return tuple(out)
-
-
-def _out_fault(a, shape):
-    """What makes ``a`` unfit to receive a tensor of ``shape`` ('' if nothing). An ndarray
-    subclass is fit (its memory is written, as the compiled one-sample path does)."""
-    if not isinstance(a, np.ndarray):
-        return type(a).__name__
-    faults = [f"dtype {a.dtype}" if a.dtype != np.float64 else "",
-              f"shape {a.shape}" if a.shape != shape else "",
-              "a read-only array" if not a.flags.writeable else "",
-              "an array that is not C-contiguous" if not a.flags.c_contiguous else "",
-              "a misaligned array" if not a.flags.aligned else ""]
-    return ", ".join(f for f in faults if f)
 
 
 class SecondPartialsData:
@@ -489,19 +459,8 @@ class SecondPartialsData:
     """
 
     def __init__(self, model, batch_shape=()):
-        check_model(model)
-        if model.floating:
-            raise InputError("id_second_partials does not support floating-base models yet "
-                             f"(model '{model.name}' has a floating base)")
-        try:  # operator.index: 2.5 or True are not a batch size (int() would truncate them)
-            if any(isinstance(b, (bool, np.bool_)) for b in batch_shape):
-                raise TypeError
-            batch_shape = tuple(operator.index(b) for b in batch_shape)
-        except (TypeError, ValueError):
-            raise InputError(f"batch_shape must be a tuple of whole numbers >= 0, got "
-                             f"{batch_shape!r}") from None
-        if any(b < 0 for b in batch_shape):
-            raise InputError(f"batch_shape must be a tuple of whole numbers >= 0, got {batch_shape}")
+        fixed_base_only(model, "SecondPartialsData")
+        batch_shape = check_batch_shape(batch_shape)
         n = model.n_dof
         self.model, self.batch_shape = model, batch_shape
         self._T = np.zeros((4,) + batch_shape + (n, n, n))
@@ -551,6 +510,7 @@ class SecondPartialsData:
 
 
 _SECOND_ORDER_BLOCK = 2_000_000  # n^3 x samples per block of id_second_partials
+_SECOND_PARTIALS = ("d2tau_dqdq", "d2tau_dqddqd", "d2tau_dqdqd", "dM_dq")
 
 
 @per_model
@@ -742,7 +702,8 @@ def id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd):
     along a trajectory, so ``tau_dd = D dtau_dq qd + dtau_dq qdd + D dtau_dqd qdd + dtau_dqd q3
     + D M q3 + M q4`` (see :func:`id_second_order_rate`).
     """
-    batch, flat = _flat(model, q=q, qd=qd, qdd=qdd, dq=dq, dqd=dqd, dqdd=dqdd)
+    batch, flat = _flat(model, "id_partials_directional", q=q, qd=qd, qdd=qdd, dq=dq, dqd=dqd,
+                        dqdd=dqdd)
     n = model.n_dof
     return tuple(D.reshape(batch + (n, n)) for D in _directional(model, *flat))
 
@@ -761,7 +722,7 @@ def id_second_order_rate(model, q, qd, qdd, q3):
     (differentiate tau_d = dtau_dq qd + dtau_dqd qdd + M q3 once more):
     ``tau_dd = this + dtau_dq qdd + dtau_dqd q3 + M q4``.
     """
-    batch, (q, qd, qdd, q3) = _flat(model, q=q, qd=qd, qdd=qdd, q3=q3)
+    batch, (q, qd, qdd, q3) = _flat(model, "id_second_order_rate", q=q, qd=qd, qdd=qdd, q3=q3)
     DTq, DTv, DM = _directional(model, q, qd, qdd, qd, qdd, q3)
     out = _mv(DTq, qd) + _mv(DTv, qdd) + _mv(DM, q3)
     return out.reshape(batch + (model.n_dof,))

@@ -22,9 +22,9 @@ import numpy as np
 from .backend import (MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks,
                       resolve_backend)
 from .errors import InputError
-from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet, cross,
-                   from_taylor, to_taylor)
-from .model import batch_size, per_model, real_array
+from .jets import cauchy_bias, cauchy_matTvec, cauchy_matvec, cross, from_taylor, to_taylor
+from .model import per_model
+from .validation import batch_size, check_jet, real_array
 from .spatial import Ad, inverse, rotation_matrix, screw_exp
 
 
@@ -380,10 +380,3 @@ def root_taylor(model, quat, vbase, K):
     GR = gravity_taylor(rotation_matrix(quat), model.gravity, np.moveaxis(VR[:, :, :3], 0, 1), K)
     G6 = np.concatenate([np.zeros(GR.shape), GR], axis=-1)
     return VR, np.ascontiguousarray(np.moveaxis(G6, 1, 0))
-
-
-def check_order(order):
-    """Validate a derivative order (int >= 0)."""
-    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
-        raise InputError(f"order must be an integer >= 0, got {order!r}")
-    return int(order)

@@ -63,9 +63,9 @@ def test_feedforward_and_profile_add_the_friction(iiwa, tmp_path):
     friction = _friction(iiwa)
     path = save_friction(friction, tmp_path / "friction.yaml")
     t = np.linspace(traj.start, traj.end, 50)
-    rigid = hd.feedforward(iiwa, traj, t, 2)
+    rigid = hd.trajectory_feedforward.feedforward(iiwa, traj, t, 2)
     for source in (friction, str(path), friction.to_mapping()):
-        with_f = hd.feedforward(iiwa, traj, t, 2, friction=source)
+        with_f = hd.trajectory_feedforward.feedforward(iiwa, traj, t, 2, friction=source)
         np.testing.assert_allclose(with_f.taujet - rigid.taujet, friction.jet(rigid.qjet[:, 1:4]), atol=1e-9)
 
 
@@ -140,8 +140,8 @@ def test_on_a_floating_model_friction_goes_to_the_joint_rows():
     q = np.r_[0.1, 0.2, 0.3, quat / np.linalg.norm(quat), 0.2, -0.3, 0.05]
     vjet = rng.standard_normal((5, 6 + model.n_dof))
     friction = load_friction("urdf", model)
-    with_f = hd.time_derivatives(model, q, vjet, 3, friction="urdf")
-    rigid = hd.time_derivatives(model, q, vjet, 3)
+    with_f = hd.time_derivatives_floating(model, q, vjet, 3, friction="urdf")
+    rigid = hd.time_derivatives_floating(model, q, vjet, 3)
     np.testing.assert_array_equal(with_f[:, :6], rigid[:, :6])
     np.testing.assert_allclose(with_f[:, 6:] - rigid[:, 6:], friction.jet(vjet[:4, 6:]), rtol=1e-12, atol=1e-12)
     tau = hd.inverse_dynamics(model, q, vjet[0], vjet[1], friction="urdf")

@@ -16,9 +16,7 @@ import signal
 from launch.actions import RegisterEventHandler
 from launch.event_handlers import OnProcessExit
 
-
-class LaunchArgumentError(RuntimeError):
-    """A launch argument names a file that does not exist."""
+from ..errors import LaunchArgumentError
 
 
 def existing_file(argument, value, folder, suffix):
