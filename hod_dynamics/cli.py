@@ -27,12 +27,12 @@ from .errors import CommandError, HodDynamicsError, HodDynamicsWarning
 from .model import RobotModel
 from .robots import FLOATING_BASE, load_robot, robot_path, shipped_robots, urdf_source
 from .units import common_unit, friction_units
+from .validation import MEMORY_SHARE, available_memory, memory_text
 from .urdf import xacro_args_from_strings
 
 PROG = "hod-dynamics"
 DEMO_MAX_ORDER = 8  # beyond it the demo's numbers grow like w^(k+2) (1e9 at k = 8) and mean little
 BAG_MAX_ORDER = 2  # the C^4 quintic fit of recorded positions gives q^(4), hence tau'' at most
-MEMORY_SHARE = 0.8  # a job may use this share of the memory available when it starts
 
 
 class _Parser(argparse.ArgumentParser):
@@ -132,30 +132,12 @@ def _remove_outputs():
                     pass
 
 
-def available_memory():
-    """Bytes of memory available to a new job (Linux MemAvailable; None when unknown)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def check_memory(estimate, what, advice):
     """Refuse a job whose ``estimate`` (bytes) exceeds MEMORY_SHARE of the available memory."""
     free = available_memory()
     if free is not None and estimate > MEMORY_SHARE * free:
-        raise CommandError(f"{what} needs about {_gb(estimate)} of memory, {_gb(free)} is available; {advice}")
-
-
-def _gb(n):
-    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+        raise CommandError(f"{what} needs about {memory_text(estimate)} of memory, {memory_text(free)} is "
+                           f"available; {advice}")
 
 
 def _plots_possible(no_plot):

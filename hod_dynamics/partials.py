@@ -310,10 +310,11 @@ def _assemble_tangent(st, dst, wrt):
 
 
 # -- public API -----------------------------------------------------------------------------------
-def _flat(model, what, finite=True, **arrays):
+def _flat(model, what, finite=True, result=None, **arrays):
     """Validated arrays (..., n) -> (batch shape, [contiguous, writable (B, n) arrays]);
-    ``what``: the caller, named when the model has a floating base."""
-    arrays = check_state(model, finite=finite, what=what, **arrays)
+    ``what``: the caller, named when the model has a floating base; ``result``: the floats
+    per sample it allocates (refused beforehand when they would not fit in memory)."""
+    arrays = check_state(model, finite=finite, what=what, result=result or 3 * model.n_dof ** 2, **arrays)
     n = model.n_dof
     batch = arrays[0].shape[:-1]
     return batch, [kernel_array(a.reshape(batch_size(batch), n)) for a in arrays]
@@ -338,7 +339,8 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     if check_model(model).floating:
         return _floating_partials(model, q, qd, qdd, resolve_backend(backend) == "numba")
     compiled = resolve_backend(backend) == "numba"
-    batch, flat = _flat(model, "id_partials", finite=not compiled, q=q, qd=qd, qdd=qdd)
+    batch, flat = _flat(model, "id_partials", finite=not compiled, result=3 * model.n_dof ** 2, q=q, qd=qd,
+                        qdd=qdd)
     n = model.n_dof
     if compiled:
         out = np.empty((3,) + batch + (n, n))
@@ -405,7 +407,7 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
     # into the caller's arrays every value is checked first, so that a NaN in a later sample
     # leaves them as they were; a fresh result is checked by the kernel as it goes
     batch, flat = _flat(model, "id_second_partials", finite=not compiled or out is not None,
-                        q=q, qd=qd, qdd=qdd)
+                        result=0 if out is not None else 4 * model.n_dof ** 3, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     shape = batch + (n, n, n)
     if batch_shape is not None:

@@ -164,7 +164,8 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
         tau = _compiled_call(model, qjet, order)
         if tau is not None:
             return tau
-    jet = check_jet(model, qjet, order + 3, finite=not compiled)
+    jet = check_jet(model, qjet, order + 3, finite=not compiled, what="time_derivatives",
+                    result=(order + 1) * model.n_dof)
     batch = jet.shape[:-2]
     flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
     out, _ = recursion(model, flat, order + 1, batch, wrenches, compiled,
