@@ -314,10 +314,11 @@ class Trajectory:
         if not np.all(np.isfinite(t)):
             raise TrajectoryError("evaluation times must be finite")
         if n_derivatives > self.continuity:
+            above = (f"derivative of order {n_derivatives} jumps" if n_derivatives == self.continuity + 1 else
+                     f"derivatives of order {self.continuity + 1} to {n_derivatives} jump")
             warnings.warn(f"n_derivatives={n_derivatives} exceeds the continuity of this trajectory "
-                          f"(C^{self.continuity}): its derivatives of order {self.continuity + 1} to "
-                          f"{n_derivatives} jump at the knots (exact between them); build it with "
-                          f"continuity >= {n_derivatives} for continuous ones", HodDynamicsWarning, stacklevel=2)
+                          f"(C^{self.continuity}): its {above} at the knots (exact between them); build it "
+                          f"with continuity >= {n_derivatives} for continuous ones", HodDynamicsWarning, stacklevel=2)
         tc = np.clip(t, self.start, self.end)
         inside = ((t >= self.start) & (t <= self.end))[..., None]
         rows = [self._derivative(0, tc)]
