@@ -32,8 +32,9 @@ from .forward import forward_dynamics
 from .friction import FrictionModel, load_friction
 from .kinematics import frame_jacobian, frame_pose
 from .model import RobotModel
-from .partials import (SecondPartialsData, id_partials, id_partials_directional,
-                       id_second_order_rate, id_second_partials)
+from .partials import id_partials
+from .second_partials import (SecondPartialsData, id_partials_directional, id_second_order_rate,
+                              id_second_partials)
 from .robots import load_robot, robot_path, shipped_robots
 
 __version__ = "0.1.0"
@@ -56,7 +57,7 @@ _LAZY = {"Trajectory": "hod_dynamics.trajectory:Trajectory",
 _LAZY.update({name: f"hod_dynamics.{name}" for name in (
     "actuators", "analysis", "backend", "bag", "cli", "closed_form", "crba", "dynamics", "eom",
     "errors", "forward", "friction", "jets", "kinematics", "model", "msgfields", "paper_examples",
-    "partials", "plots", "recursive", "robots", "smoothing", "spatial", "timebase", "trajectory",
+    "partials", "plots", "recursive", "second_partials", "dispatch", "robots", "smoothing", "spatial", "timebase", "trajectory",
     "trajectory_feedforward", "units", "urdf", "validation", "yamlfile")})
 
 # the names of earlier releases, kept for one release: application layers and families

@@ -33,6 +33,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .deprecation import module_getattr
 from .errors import InputError, KernelCompileWarning, NumbaUnavailableWarning
 
 BACKENDS = ("auto", "numba", "numpy")
@@ -321,19 +322,6 @@ def requested_backend():
     return "numba" if backend != "numpy" and installed else "numpy"
 
 
-def prepare_compiled_kernels(model, order):
-    """Compile (or load from numba's disk cache) the compiled kernels that
-    :func:`~hod_dynamics.time_derivatives` runs for ``model`` up to torque ``order``, one
-    sample and a batch, so that later calls do not wait for numba. Takes seconds on an empty
-    cache; meant for a background thread (a node serves from the numpy path meanwhile).
-    Raises InputError when numba is not installed."""
-    from .dynamics import time_derivatives
-
-    resolve_backend("numba")
-    for batch in (1, 2 * 16):  # the one-sample and the batched paths of the kernel
-        time_derivatives(model, np.zeros((batch, order + 3, model.n_dof)), order, backend="numba")
-
-
 def compute_threads():
     """Threads that share a large batch: ``HOD_DYNAMICS_THREADS`` (an integer >= 1), else the
     number of CPUs this process may run on. Raises InputError for a malformed value."""
@@ -389,3 +377,8 @@ def map_chunks(func, start, stop):
             pool = _pools[count - 1] = ThreadPoolExecutor(count - 1, "hod_dynamics")
     rest = [pool.submit(func, a, b) for a, b in zip(edges[1:-1], edges[2:])]
     return [func(edges[0], edges[1])] + [f.result() for f in rest]
+
+
+# moved to hod_dynamics.dispatch (it runs the dispatcher, above this module); kept for one release
+__getattr__ = module_getattr(__name__, {
+    "prepare_compiled_kernels": "hod_dynamics.dispatch:prepare_compiled_kernels"})

@@ -1,7 +1,8 @@
 """Public entry points: inverse dynamics and its time derivatives.
 
-Validation and dispatch only; the algorithms live in :mod:`hod_dynamics.recursive` and
-:mod:`hod_dynamics.closed_form`, the floating-base entry point in :mod:`hod_dynamics.floating`.
+Validation and the choice of method only; the algorithms live in :mod:`hod_dynamics.recursive`
+(dispatched to a backend by :mod:`hod_dynamics.dispatch`) and :mod:`hod_dynamics.closed_form`,
+the floating-base entry point in :mod:`hod_dynamics.floating`.
 """
 
 import warnings
@@ -11,7 +12,7 @@ import numpy as np
 from .errors import HodDynamicsDeprecationWarning, InputError
 from .floating import inverse_dynamics_floating, time_derivatives_floating
 from .friction import load_friction
-from .recursive import time_derivatives_recursive
+from .dispatch import time_derivatives_recursive
 from .validation import check_model, check_order, check_state, real_array
 
 METHODS = ("recursive", "closed_form")

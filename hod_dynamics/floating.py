@@ -12,7 +12,8 @@ A floating model (``model.floating``) has a free base body (the root link) above
 - Generalised forces (..., 6 + n): the base wrench (torque, force) in the base frame, torque
   about the base frame origin (N m, N), then the joint torques.
 
-The recursion (:func:`hod_dynamics.recursive.rnea_taylor`) runs unchanged on the joints, with
+The recursion (:func:`hod_dynamics.recursive.rnea_taylor`, dispatched by
+:func:`hod_dynamics.dispatch.recursion`) runs unchanged on the joints, with
 the base body as the root whose twist jet is given and whose gravity twist is
 ``(0, -R^T g)``: its jet follows from ``d/dt (R^T g) = -omega x (R^T g)`` by truncated Taylor
 arithmetic, so tau^(k) is exact for any k. The base rows are the wrench the base needs: the
@@ -31,7 +32,7 @@ from .deprecation import module_getattr
 from .errors import InputError
 from .friction import load_friction
 from .jets import cross, from_taylor, to_taylor
-from .recursive import recursion
+from .dispatch import recursion
 from .spatial import quaternion_from_matrix, rotation_matrix, skew
 from .validation import (BASE_COORDINATES, BASE_VELOCITIES, QUATERNION_TOLERANCE,  # noqa: F401
                          batch_size, check_memory, check_order, check_velocity, configuration_names,

@@ -212,7 +212,9 @@ def check_state(model, *, finite=True, what="this function", result=None, **arra
     :func:`name_non_finite`). ``result``: the floats per sample the caller allocates, refused
     by :func:`check_memory` (before the values are scanned) when they would not fit.
     """
-    n = fixed_base_only(model, what).n_dof
+    n = check_model(model).n_dof
+    if model.floating:  # (the test inline: a single sample calls this)
+        fixed_base_only(model, what)
     out = {}
     for key, value in arrays.items():
         a = _float_array(key, value)
@@ -259,7 +261,9 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True, wha
     ``result``: the floats per sample the caller allocates (see :func:`check_memory`).
     """
     a = _float_array(name, jet)
-    n = fixed_base_only(model, what).n_dof
+    n = check_model(model).n_dof
+    if model.floating:
+        fixed_base_only(model, what)
     if a.ndim < 2 or a.shape[-1] != n or (a.shape[-2] < rows if at_least else a.shape[-2] != rows):
         shape = f"(..., r, {n}) with r >= {rows}" if at_least else f"(..., {rows}, {n})"
         raise InputError(f"{name} must have shape {shape} (rows x^(0..{rows - 1}), one column per "
@@ -271,6 +275,25 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True, wha
     if finite:
         check_finite(name, a, lambda bad: f"derivative {bad[-2]}, joint '{model.joint_names[bad[-1]]}'")
     return a
+
+
+def check_wrench(link, jet, K, batch_shape):
+    """The wrench jet (..., K, 6) on URDF link ``link`` (rows W^(0..K-1), (torque, force)) of
+    finite real numbers whose batch axes broadcast to ``batch_shape`` (not the other way
+    round: a wrench does not add samples to the trajectory); returns it as a float
+    array. Raises InputError naming the link."""
+    W = real_array(f"wrench on link '{link}'", jet)
+    if W.ndim < 2 or W.shape[-2:] != (K, 6):
+        raise InputError(f"wrench on link '{link}' must have shape (..., {K}, 6) (rows "
+                         f"W^(0..{K - 1}), (torque, force)), got {W.shape}")
+    if not np.all(np.isfinite(W)):
+        raise InputError(f"wrench on link '{link}' holds non-finite values")
+    try:
+        np.broadcast_to(W, tuple(batch_shape) + (K, 6))
+    except ValueError:
+        raise InputError(f"wrench on link '{link}' has batch shape {W.shape[:-2]}, which "
+                         f"does not broadcast to the trajectory batch {tuple(batch_shape)}") from None
+    return W
 
 
 def name_non_finite(model, **arrays):

@@ -37,7 +37,8 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
-from ..backend import compile_notices, prepare_compiled_kernels, requested_backend
+from ..backend import compile_notices, requested_backend
+from ..dispatch import prepare_compiled_kernels
 from ..robots import urdf_source
 from ..friction import load_friction
 from ..errors import HodDynamicsError, HodDynamicsWarning
