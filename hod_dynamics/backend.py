@@ -162,31 +162,46 @@ def _announce(dispatcher):
     if handler is not None:
         handler(text)
         return
+    frame = _caller_frame()
     try:
-        warnings.warn(text, KernelCompileWarning, stacklevel=_caller_stacklevel())
+        if frame is None:
+            warnings.warn(text, KernelCompileWarning, stacklevel=2)
+        else:  # at the user's line (warn_explicit: it may be on another thread's stack)
+            warnings.warn_explicit(text, KernelCompileWarning, frame.f_code.co_filename, frame.f_lineno,
+                                   module=frame.f_globals.get("__name__", "sys"),
+                                   registry=frame.f_globals.setdefault("__warningregistry__", {}))
     except Warning:  # made an error by a filter: a notice is no fault, the call goes on
         pass
 
 
-_INTERNAL = None  # folders of the frames between a user's call and the notice
+_INTERNAL = None  # files of the frames between a user's call and the notice
 
 
-def _caller_stacklevel():
-    """The ``stacklevel`` that points a warning issued by :func:`_announce` at the first frame
-    outside this package, numba and contextlib: the user's call that compiles."""
+def _caller_frame():
+    """The user's frame whose call compiles: the first frame outside this package, numba and
+    the standard library's thread and context helpers on this thread's stack; when a worker
+    thread of a large batch compiles (its stack holds no user frame), on the main thread's
+    stack, where the user's call waits. None when there is none."""
     global _INTERNAL
     if _INTERNAL is None:
+        import concurrent.futures
         import contextlib
 
         import numba
 
         _INTERNAL = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
                      os.path.dirname(os.path.abspath(numba.__file__)) + os.sep,
-                     os.path.abspath(contextlib.__file__))
-    frame, level = sys._getframe(2), 2  # level 1 is _announce, which calls warnings.warn
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_INTERNAL):
-        frame, level = frame.f_back, level + 1
-    return level
+                     os.path.dirname(os.path.abspath(concurrent.futures.__file__)) + os.sep,
+                     os.path.abspath(contextlib.__file__), os.path.abspath(threading.__file__))
+    stacks = [sys._getframe(1)]
+    if threading.current_thread() is not threading.main_thread():
+        stacks.append(sys._current_frames().get(threading.main_thread().ident))
+    for frame in stacks:
+        while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_INTERNAL):
+            frame = frame.f_back
+        if frame is not None:
+            return frame
+    return None
 
 
 _listening = []

@@ -400,7 +400,19 @@ for name, call in calls.items():
         finished = False
     report[name] = dict(before=before, finished=finished, shown=shown[n:], handled=handled[m:],
                         after=backend.compile_notice(name))
+# a compile in a worker thread: the notice points at the line of the main thread that waits
+from concurrent.futures import ThreadPoolExecutor
+solo = hd.load_robot("solo12", floating_base=True)
+q0 = np.r_[0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 1.0, np.zeros(12)]
+n = len(shown)
+with ThreadPoolExecutor(1) as pool:
+    try:
+        pool.submit(hd.time_derivatives_floating, solo, q0, np.zeros((3, 18)), 1).result()
+    except Stop:
+        pass
+report["floating"] = dict(shown=shown[n:])
 # a notice made an error by a warnings filter is not raised
+backend._announced.discard("floating")
 with warnings.catch_warnings():
     warnings.simplefilter("error")
     backend._announce(backend._dispatcher("floating"))
@@ -421,6 +433,9 @@ def test_first_call_of_each_kernel_announces_its_compile_once_before_compiling(t
                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT))
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)
+    floating = report.pop("floating")["shown"]  # compiled in a worker thread
+    assert len(floating) == 1 and floating[0][0] == "KernelCompileWarning" and floating[0][2] == "<string>", floating
+    assert floating[0][1].startswith(f"{backend.COMPILE_NOTICE}: {backend.KERNEL_GROUPS['floating'][2]}")
     for name, case in report.items():
         what, seconds = backend.KERNEL_GROUPS[name][2:]
         assert not case["finished"], f"{name}: the call finished: no notice stopped it before compiling"
