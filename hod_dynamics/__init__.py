@@ -58,7 +58,7 @@ _LAZY.update({name: f"hod_dynamics.{name}" for name in (
     "actuators", "analysis", "backend", "bag", "cli", "closed_form", "crba", "dynamics", "eom",
     "errors", "forward", "friction", "jets", "kinematics", "model", "msgfields", "paper_examples",
     "partials", "plots", "recursive", "second_partials", "dispatch", "robots", "smoothing", "spatial", "timebase", "trajectory",
-    "trajectory_feedforward", "units", "urdf", "validation", "yamlfile")})
+    "trajectory_feedforward", "units", "urdf", "urdf_schema", "validation", "yamlfile")})
 
 # the names of earlier releases, kept for one release: application layers and families
 _MOVED = {

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import paper_examples as paper
 from .backend import compile_notices
-from .errors import CommandError, HodDynamicsError, HodDynamicsWarning
+from .errors import CommandError, HodDynamicsError, HodDynamicsWarning, URDFExtensionWarning
 from .model import RobotModel
 from .robots import FLOATING_BASE, load_robot, robot_path, shipped_robots, urdf_source
 from .units import common_unit, friction_units
@@ -72,16 +72,18 @@ def _parse_locks(items):
     return locks
 
 
-def _load_model(args):
+def _load_model(args, extensions=False):
     """The model of ``--urdf``/``URDF`` (a file or a shipped robot's name) with the shared model
     options; returns (model, the HodDynamicsWarning messages of the reading: --lenient problems,
-    identified inertias)."""
+    identified inertias, negative <dynamics> values, and with ``extensions`` the extensions read
+    past, which ``info`` lists and the other commands leave to it)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", HodDynamicsWarning)
         model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
                                      locked_joints=_parse_locks(args.lock), strict=not args.lenient,
                                      xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
-    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)]
+    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)
+             and (extensions or not issubclass(w.category, URDFExtensionWarning))]
     for w in caught:  # anything else goes on as usual
         if not issubclass(w.category, HodDynamicsWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
@@ -244,9 +246,9 @@ def peak_table(model, taujet):
 # -- info, robots -------------------------------------------------------------------------------
 def cmd_info(args):
     """Print the joints, limits and masses of a URDF (or xacro) model, a file or a shipped
-    robot's name, and the warnings of its reading (unknown elements read past with --lenient,
-    inertias that are not positive semi-definite)."""
-    model, notes = _load_model(args)
+    robot's name, and the warnings of its reading (extensions read past, misspellings read past
+    with --lenient, inertias that are not positive semi-definite, negative <dynamics> values)."""
+    model, notes = _load_model(args, extensions=True)
     print(f"{model.name}: {model.n_dof} moving joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
     if args.urdf in FLOATING_BASE and not os.path.exists(args.urdf):
@@ -314,10 +316,11 @@ def cmd_analyze_bag(args):
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
     friction = args.friction
-    if friction not in (None, "fit", "urdf"):
+    if friction not in (None, "fit"):
         from .friction import load_friction
 
-        friction = load_friction(friction, model)   # a bad file fails before the bag is read
+        loaded = load_friction(friction, model)   # a bad file or URDF value fails before the bag is read
+        friction = friction if friction == "urdf" else loaded
     _output_folder(args.out)
     plot = _plots_possible(args.no_plot)
     show = not args.no_progress
@@ -454,13 +457,14 @@ def _non_negative(text):
 
 def _add_description_options(sub, lock_help):
     """The options that choose the model of a URDF: subtree, locked joints, strictness, xacro."""
-    sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the URDF root)")
+    sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the root of the URDF's one "
+                                                    "tree; a description of several trees needs it)")
     sub.add_argument("--tip", action="append", metavar="LINK",
                      help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
     sub.add_argument("--lock", action="append", metavar="JOINT=VALUE", help=lock_help)
     sub.add_argument("--lenient", action="store_true",
-                     help="read past unknown URDF elements and attributes with a warning "
-                          "(default: an error naming the element, its line and the closest name)")
+                     help="read past misspelt URDF names and malformed values the model does not need, with a "
+                          "warning (default: an error naming the element, its line and the URDF name meant)")
     sub.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE",
                      help="argument of a xacro file (repeat the flag for several)")
 

@@ -1,6 +1,6 @@
 """Realistic joint-state recordings of a shipped robot, generated the way real ones are made.
 
-:class:`Recording` drives the shipped KUKA iiwa 14 (7 joints) along a smooth excitation
+:class:`Recording` drives the shipped KUKA iiwa 14 (7 joints, or another 7-joint arm) along a smooth excitation
 trajectory (per joint a sum of five sines, 0.08 to 0.9 Hz, as used for identification runs,
 so that every joint reverses often) and records it as a robot controller and a recording PC
 would:
@@ -38,9 +38,10 @@ FRICTION = dict(coulomb=[3.0, 3.5, 2.0, 2.0, 1.0, 0.8, 0.5], viscous=[1.2, 1.5, 
 class Recording:
     """A recording of ``duration`` s at ``rate`` Hz (see the module docstring)."""
 
-    def __init__(self, seed=1, rate=200.0, duration=25.0, jitter=0.02, clock_step=None):
-        self.model = hd.load_robot("iiwa14")
-        self.urdf = hd.robot_path("iiwa14")
+    def __init__(self, seed=1, rate=200.0, duration=25.0, jitter=0.02, clock_step=None, urdf=None):
+        """``urdf``: another 7-joint arm's description (a path) to record instead of the iiwa 14."""
+        self.urdf = hd.robot_path("iiwa14") if urdf is None else str(urdf)
+        self.model = hd.RobotModel.from_urdf(self.urdf)
         names = self.model.joint_names
         rng = np.random.default_rng(seed)
         n = self.model.n_dof

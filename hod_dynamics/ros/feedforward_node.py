@@ -60,8 +60,9 @@ PARAMETERS = (
     Spec("robot_description", "string", "", "URDF XML of the robot (first source)"),
     Spec("urdf_path", "string", "", "URDF or xacro file, or a shipped robot name (second source; else the robot_description topic)"),
     Spec("xacro_args", "string_array", [], "xacro arguments name:=value for a .xacro urdf_path"),
-    Spec("strict", "bool", True, "unknown URDF elements/attributes are errors; false: logged warnings"),
-    Spec("root_link", "string", "", "link fixed to the world (empty: the URDF root)"),
+    Spec("strict", "bool", True, "misspelt URDF names and malformed values the model does not need are errors; "
+         "false: logged warnings (extensions are always logged warnings)"),
+    Spec("root_link", "string", "", "link fixed to the world (empty: the root of the URDF's one tree)"),
     Spec("tip_links", "string_array", [], "keep only the chains to these links (empty: all)"),
     Spec("locked_joints", "string_array", [], "joints frozen rigidly"),
     Spec("locked_positions", "double_array", [], "positions of locked_joints", "rad or m"),
