@@ -374,6 +374,8 @@ class Stop(BaseException):
 
 shown = []
 def show(message, category, filename, lineno, file=None, line=None):
+    if not issubclass(category, hd.KernelCompileWarning):  # e.g. a robot description's extensions
+        return
     shown.append([category.__name__, str(message), filename])
     raise Stop
 warnings.showwarning = show
