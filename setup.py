@@ -38,6 +38,10 @@ ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-traje
        "ros-rosgraph-msgs"]
 # xacro robot descriptions (RobotModel.from_urdf of a .xacro); ament_index_python resolves $(find pkg)
 XACRO = ["xacro>=2.0", "ros-ament-index-python"]
+# identify --method consistent: the convex fit of physically consistent inertias is a semidefinite
+# program with log-det terms (cvxpy models it, Clarabel solves it, SCS is cvxpy's fallback);
+# threadpoolctl keeps BLAS on one thread for the small dense problems of identify and excite
+IDENTIFICATION = ["cvxpy>=1.4", "clarabel>=0.6", "threadpoolctl>=3"]
 # colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
         "setuptools"]
@@ -55,7 +59,8 @@ setup(
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
     data_files=data_files,
     install_requires=CORE,
-    extras_require={"ros": ROS, "xacro": XACRO, "test": TEST, "all": ROS + XACRO + TEST},
+    extras_require={"ros": ROS, "xacro": XACRO, "identification": IDENTIFICATION, "test": TEST,
+                    "all": ROS + XACRO + IDENTIFICATION + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",

@@ -22,6 +22,7 @@ The compiled kernels release the GIL; large batches are split into chunks comput
 ``HOD_DYNAMICS_THREADS`` threads (default: the CPUs this process may run on; 1 disables it).
 """
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -72,6 +73,8 @@ KERNEL_GROUPS = {
                     "id_partials (also used by gravity_torques, coriolis_matrix, forward_dynamics)", 5),
     "id_second_partials": ("_partials_kernels", ("second_partials_one", "second_partials"),
                            "id_second_partials", 30),
+    "regressor": ("_regressor_kernels", ("regressor_jets",),
+                  "the regressors (regressor, regressor_time_derivatives) of identification", 15),
 }
 _ALIASES = {"rnea": ("time_derivatives",), "partials": ("id_partials", "id_second_partials")}
 _GROUP_OF = {(f"{__package__}.{module}", name): group
@@ -92,7 +95,7 @@ def _groups(which):
 def kernels_cached(which=None):
     """True when numba's disk cache holds the machine code of the kernels ``which`` (a key of
     :data:`KERNEL_GROUPS`: ``"time_derivatives"``, ``"floating"``, ``"id_partials"``,
-    ``"id_second_partials"``; None: all of them), so that their first use in this process loads
+    ``"id_second_partials"``, ``"regressor"``; None: all of them), so that their first use in this process loads
     it rather than compiling; False when a first use will compile; None when numba cannot run
     or its cache cannot be inspected."""
     groups = _groups(which)
@@ -107,7 +110,9 @@ def kernels_cached(which=None):
 def _dispatcher(group):
     """The entry point a first use of the kernel group compiles."""
     module, names, _, _ = KERNEL_GROUPS[group]
-    return getattr(kernels() if module == "_kernels" else partials_kernels(), names[0])
+    loader = {"_kernels": kernels, "_partials_kernels": partials_kernels,
+              "_regressor_kernels": regressor_kernels}[module]
+    return getattr(loader(), names[0])
 
 
 def compile_notice(which=None):
@@ -240,6 +245,16 @@ def partials_kernels():
 
     _listen_for_compiles()
     return _partials_kernels
+
+
+@lru_cache(maxsize=1)
+def regressor_kernels():
+    """The compiled regressor kernel (:mod:`hod_dynamics._regressor_kernels`); only call it
+    when :func:`resolve_backend` chose numba."""
+    from . import _regressor_kernels
+
+    _listen_for_compiles()
+    return _regressor_kernels
 
 
 def kernel_array(a):
@@ -392,6 +407,23 @@ def map_chunks(func, start, stop):
             pool = _pools[count - 1] = ThreadPoolExecutor(count - 1, "hod_dynamics")
     rest = [pool.submit(func, a, b) for a, b in zip(edges[1:-1], edges[2:])]
     return [func(edges[0], edges[1])] + [f.result() for f in rest]
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """Run the block with one BLAS thread (threadpoolctl, when installed; else as it is).
+
+    The dense problems of identification and excitation design are small (tens of columns):
+    one thread solves them as fast as several on an idle machine, while OpenBLAS's threads on
+    a busy one wait for each other at every step (measured: an 840 x 64 SVD 0.9 ms alone,
+    120 ms beside other jobs on two cores)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(1, user_api="blas"):
+        yield
 
 
 # moved to hod_dynamics.dispatch (it runs the dispatcher, above this module); kept for one release

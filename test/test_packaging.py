@@ -140,7 +140,7 @@ def test_the_plain_pip_install_brings_what_the_commands_need():
     core = {r.split(">")[0].split("=")[0].split("<")[0].strip().lower() for r in required if "extra ==" not in r}
     assert {"numba", "rosbags", "pyarrow", "matplotlib", "numpy", "scipy", "pyyaml", "urdf-parser-py"} <= core
     extras = set(metadata("hod_dynamics").get_all("Provides-Extra") or [])
-    assert extras == {"ros", "xacro", "test", "all"}, extras
+    assert extras == {"ros", "xacro", "identification", "test", "all"}, extras
 
 
 def test_a_plain_pip_install_runs_the_commands_and_a_node_says_what_it_lacks(tmp_path, panda_recording, panda_bags):

@@ -27,7 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, ".venv")
 PY = os.path.join(VENV, "bin", "python")
 EXTRAS = {"demo": "ros", "test": "all"}
-ALL = {"ros", "xacro", "test", "all"}  # what ".[all]" installs
+ALL = {"ros", "xacro", "identification", "test", "all"}  # what ".[all]" installs
 STAMP = os.path.join(VENV, "hod_dynamics.install")
 # what `pip install .` reads: a change here needs a reinstall (tests and benchmarks run from
 # the source tree and need none)
