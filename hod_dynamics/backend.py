@@ -74,7 +74,7 @@ KERNEL_GROUPS = {
     "id_second_partials": ("_partials_kernels", ("second_partials_one", "second_partials"),
                            "id_second_partials", 30),
     "regressor": ("_regressor_kernels", ("regressor_jets",),
-                  "the regressors (regressor, regressor_time_derivatives) of identification", 15),
+                  "the regressors (regressor, regressor_time_derivatives) of identification", 5),
 }
 _ALIASES = {"rnea": ("time_derivatives",), "partials": ("id_partials", "id_second_partials")}
 _GROUP_OF = {(f"{__package__}.{module}", name): group
