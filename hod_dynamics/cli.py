@@ -24,9 +24,8 @@ import warnings
 import numpy as np
 
 from . import paper_examples as paper
-from .errors import CommandError, HodDynamicsError, HodDynamicsWarning, URDFExtensionWarning
-from .model import RobotModel
-from .robots import load_robot, robot_path, shipped_robots, urdf_source
+from .errors import CommandError, HodDynamicsError
+from .robots import load_robot, model_from_description, robot_path, shipped_robots
 from .units import common_unit, friction_units
 from .urdf import xacro_args_from_strings
 
@@ -70,17 +69,10 @@ def _load_model(args, extensions=False):
     options; returns (model, the HodDynamicsWarning messages of the reading: --lenient problems,
     identified inertias, negative <dynamics> values, and with ``extensions`` the extensions read
     past, which ``info`` lists and the other commands leave to it)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", HodDynamicsWarning)
-        model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
-                                     locked_joints=_parse_locks(args.lock), strict=not args.lenient,
-                                     xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
-    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)
-             and (extensions or not issubclass(w.category, URDFExtensionWarning))]
-    for w in caught:  # anything else goes on as usual
-        if not issubclass(w.category, HodDynamicsWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return model, notes
+    return model_from_description(args.urdf, root_link=args.root, tip_links=args.tip,
+                                  locked_joints=_parse_locks(args.lock), strict=not args.lenient,
+                                  xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"),
+                                  extensions=extensions)
 
 
 def _output_folder(path, flag="--out"):
