@@ -160,7 +160,7 @@ def test_the_feedforward_node_takes_the_identified_files_as_they_are(command):
         pi = np.array([body["parameters"] for body in data["bodies"].values()])
         np.testing.assert_allclose(hd.inertial_parameters(node.model), pi, rtol=1e-12, atol=1e-15)
         offsets = [data["friction_model"][j]["offset"] for j in node.model.joint_names]
-        np.testing.assert_allclose(node.friction.offset, offsets)
+        np.testing.assert_allclose(node.stream.friction.offset, offsets)
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
