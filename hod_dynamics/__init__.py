@@ -25,8 +25,7 @@ from .crba import kinetic_energy, mass_matrix
 from .deprecation import module_getattr
 from .dynamics import inverse_dynamics, time_derivatives
 from .eom import coriolis_matrix, gravity_torques
-from .errors import (HodDynamicsError, HodDynamicsWarning, InputError, KernelCompileWarning, ModelError,
-                     TrajectoryError)
+from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
 from .floating import time_derivatives_floating
 from .forward import forward_dynamics
 from .friction import FrictionModel, load_friction
@@ -51,7 +50,6 @@ __all__ = [
     "FrictionModel", "load_friction", "Trajectory", "load_trajectory",
     "inertial_parameters", "regressor", "regressor_time_derivatives",
     "HodDynamicsError", "InputError", "ModelError", "TrajectoryError", "HodDynamicsWarning",
-    "KernelCompileWarning",
 ]
 
 # imported on first use: scipy's splines cost more than the rest of the package together

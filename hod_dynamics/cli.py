@@ -26,7 +26,7 @@ import numpy as np
 from . import paper_examples as paper
 from .backend import compile_notices
 from .errors import CommandError, HodDynamicsError
-from .robots import FLOATING_BASE, load_robot, model_from_description, robot_path, shipped_robots, urdf_source
+from .robots import FLOATING_BASE, load_robot, model_from_description, robot_path, shipped_robots
 from .units import common_unit, friction_units
 from .validation import MEMORY_SHARE, available_memory, memory_text
 from .urdf import xacro_args_from_strings

@@ -66,7 +66,7 @@ class KernelCompileWarning(HodDynamicsWarning):
     machine code). Issued once per kernel and process, before compiling, naming the kernel,
     why and about how long. It is a notice, never a fault: made an error by a warnings filter,
     it is not raised. Silence it with ``warnings.filterwarnings("ignore",
-    category=hd.KernelCompileWarning)``."""
+    category=hd.errors.KernelCompileWarning)``."""
 
 
 class URDFExtensionWarning(HodDynamicsWarning):

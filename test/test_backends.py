@@ -374,7 +374,7 @@ class Stop(BaseException):
 
 shown = []
 def show(message, category, filename, lineno, file=None, line=None):
-    if not issubclass(category, hd.KernelCompileWarning):  # e.g. a robot description's extensions
+    if not issubclass(category, hd.errors.KernelCompileWarning):  # e.g. a robot description's extensions
         return
     shown.append([category.__name__, str(message), filename])
     raise Stop
@@ -467,7 +467,7 @@ with warnings.catch_warnings(record=True) as caught:
     hd.id_partials(iiwa, *np.zeros((3, 7)))
     hd.id_partials(iiwa, *np.zeros((3, 4, 7)))
     hd.id_partials(solo, q, np.zeros(18), np.zeros(18))  # a new variant of the same kernel
-print(before is not None, sum(issubclass(w.category, hd.KernelCompileWarning) for w in caught),
+print(before is not None, sum(issubclass(w.category, hd.errors.KernelCompileWarning) for w in caught),
       backend.compile_notice("id_partials"))
 """
 
