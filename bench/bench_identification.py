@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 
@@ -123,6 +124,7 @@ def regressors():
 
 
 def main():
+    warnings.simplefilter("ignore")   # notes on the descriptions read (vendor extensions), not timings
     print(f"load average before: {os.getloadavg()}, {os.cpu_count()} CPUs")
     with tempfile.TemporaryDirectory() as tmp:
         identification(tmp)

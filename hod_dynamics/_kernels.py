@@ -472,6 +472,47 @@ def _subtract_wext(W, i, wext, b0, K, S):
 
 
 @_njit
+def _forward_lanes(screws, R0, P0, g0, jet, b0, i, p, K, fact, AR, AP, V, G, wc, theta, SR, SP, E, S):
+    """The forward pass of body i (parent body p, -1 for a fixed base) for the samples b0 ..
+    b0+S-1 in lanes: AR, AP (.., K+1, 3, 3, L) the blocks of the coefficients of
+    ``Ad_{C_{i,p}}``, V (.., K+1, 6, L) the twist, G (.., K, 3, L) the gravity twist's linear
+    part; wc (K+1, L), theta (L,), SR, SP (3, 3, L), E (3, 3) scratch."""
+    for k in range(K + 1):
+        for s in range(S):
+            wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
+    for s in range(S):
+        theta[s] = -jet[b0 + s, 0, i]
+    _joint_adjoint(screws, R0, P0, i, theta, E, AR, AP, S)
+    # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j   (d/dt Ad = -qd ad(X) Ad)
+    for k in range(1, K + 1):
+        for r in range(3):
+            for col in range(3):
+                for s in range(S):
+                    SR[r, col, s] = wc[k - 1, s] * AR[i, 0, r, col, s]
+                    SP[r, col, s] = wc[k - 1, s] * AP[i, 0, r, col, s]
+                for j in range(1, k):
+                    for s in range(S):
+                        SR[r, col, s] += wc[k - 1 - j, s] * AR[i, j, r, col, s]
+                        SP[r, col, s] += wc[k - 1 - j, s] * AP[i, j, r, col, s]
+        _ad_screw(screws, SR, SP, -1.0 / k, AR, AP, i, k, S)
+    # V_k = sum_j Ad_j V_p,k-j + wc_k X;  G_k = sum_j Ad_j G_p,k-j
+    for k in range(K + 1):
+        for r in range(6):
+            for s in range(S):
+                V[i, k, r, s] = wc[k, s] * screws[i, r]
+        if k < K:
+            G[i, k, :, :S] = 0.0
+        if p < 0:
+            if k < K:
+                _rot_apply_const_add(AR, i, k, g0[3:], G, i, k, S)
+            continue
+        for j in range(k + 1):
+            _ad_apply_add(AR, AP, i, j, V, p, k - j, V, i, k, S)
+            if k < K:
+                _rot_apply_add(AR, i, j, G, p, k - j, G, i, k, S)
+
+
+@_njit
 def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, floating, quat,
                 gravity, vbase, base):
     """The recursion of :func:`rnea_jets`, ``LANES`` samples at a time. A floating base
@@ -515,39 +556,7 @@ def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, 
             p = parents[i]
             if p < 0 and floating:
                 p = n
-            for k in range(K + 1):
-                for s in range(S):
-                    wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
-            for s in range(S):
-                theta[s] = -jet[b0 + s, 0, i]
-            _joint_adjoint(screws, R0, P0, i, theta, E, AR, AP, S)
-            # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j   (d/dt Ad = -qd ad(X) Ad)
-            for k in range(1, K + 1):
-                for r in range(3):
-                    for col in range(3):
-                        for s in range(S):
-                            SR[r, col, s] = wc[k - 1, s] * AR[i, 0, r, col, s]
-                            SP[r, col, s] = wc[k - 1, s] * AP[i, 0, r, col, s]
-                        for j in range(1, k):
-                            for s in range(S):
-                                SR[r, col, s] += wc[k - 1 - j, s] * AR[i, j, r, col, s]
-                                SP[r, col, s] += wc[k - 1 - j, s] * AP[i, j, r, col, s]
-                _ad_screw(screws, SR, SP, -1.0 / k, AR, AP, i, k, S)
-            # V_k = sum_j Ad_j V_p,k-j + wc_k X;  G_k = sum_j Ad_j G_p,k-j
-            for k in range(K + 1):
-                for r in range(6):
-                    for s in range(S):
-                        V[i, k, r, s] = wc[k, s] * screws[i, r]
-                if k < K:
-                    G[i, k, :, :S] = 0.0
-                if p < 0:
-                    if k < K:
-                        _rot_apply_const_add(AR, i, k, g0[3:], G, i, k, S)
-                    continue
-                for j in range(k + 1):
-                    _ad_apply_add(AR, AP, i, j, V, p, k - j, V, i, k, S)
-                    if k < K:
-                        _rot_apply_add(AR, i, j, G, p, k - j, G, i, k, S)
+            _forward_lanes(screws, R0, P0, g0, jet, b0, i, p, K, fact, AR, AP, V, G, wc, theta, SR, SP, E, S)
             _body_wrench(inertias, i, V, G, h, W, K, S)
             if has_w:
                 _subtract_wext(W, i, wext, b0, K, S)

@@ -16,7 +16,8 @@ for a twist (w, v), ``E_m (w, v) = (0, v)``, ``E_{h_e} (w, v) = (e x v, w x e)``
 
 import numpy as np
 
-from ._kernels import _factorials, _forward_body, _gravity_jet, _jet_finite, _njit, kernel_model
+from ._kernels import (LANES, ONE_BY_ONE_BELOW, _ad_apply_add, _factorials, _forward_body, _forward_lanes,
+                       _gravity_jet, _inline, _jet_finite, _njit, kernel_model)
 from .model import per_model
 
 @_njit
@@ -159,16 +160,12 @@ def _body_terms(V, acc, i, T):
     T[9] = w0 * w0 + w1 * w1 + w2 * w2
 
 
-@_njit
-def _project_tau(S, i, a, T, out, b, row, col):
-    """Order 0 in closed form: out[b, 0, row, col:col+10] = S_0 . U_p for the twist
-    S_0 = S[i, a, 0] = (x, y)
-    and the body terms T of :func:`_body_terms` (no parameter wrenches formed):
-    m: y . f_m;  h: f_m x x + y x alpha + w (y . w) - y |w|^2;
-    I_S: x^T S alpha + (x x w)^T S w."""
-    x0, x1, x2, y0, y1, y2 = S[i, a, 0, 0], S[i, a, 0, 1], S[i, a, 0, 2], S[i, a, 0, 3], S[i, a, 0, 4], S[i, a, 0, 5]
-    w0, w1, w2, al0, al1, al2 = T[0], T[1], T[2], T[3], T[4], T[5]
-    f0, f1, f2, ww = T[6], T[7], T[8], T[9]
+@_inline
+def _write_tau_columns(out, b, row, col, x0, x1, x2, y0, y1, y2, w0, w1, w2, al0, al1, al2, f0, f1, f2, ww):
+    """out[b, 0, row, col:col+10]: the order-0 columns of a body for the twist (x, y) carried
+    to its frame (module docstring): m: y . f_m; h: f_m x x + y x alpha + w (y . w) - y |w|^2;
+    I_S: x^T S alpha + (x x w)^T S w, with w, alpha the body's angular velocity and
+    acceleration, f_m = a + w x v, ww = |w|^2."""
     yw = y0 * w0 + y1 * w1 + y2 * w2
     out[b, 0, row, col] = y0 * f0 + y1 * f1 + y2 * f2
     out[b, 0, row, col + 1] = f1 * x2 - f2 * x1 + y1 * al2 - y2 * al1 + w0 * yw - y0 * ww
@@ -184,9 +181,19 @@ def _project_tau(S, i, a, T, out, b, row, col):
 
 
 @_njit
+def _project_tau(S, i, a, T, out, b, row, col):
+    """Order 0 in closed form (no parameter wrenches formed): :func:`_write_tau_columns` of the
+    twist S[i, a, 0] and the body terms T of :func:`_body_terms`."""
+    x0, x1, x2, y0, y1, y2 = S[i, a, 0, 0], S[i, a, 0, 1], S[i, a, 0, 2], S[i, a, 0, 3], S[i, a, 0, 4], S[i, a, 0, 5]
+    w0, w1, w2, al0, al1, al2 = T[0], T[1], T[2], T[3], T[4], T[5]
+    f0, f1, f2, ww = T[6], T[7], T[8], T[9]
+    _write_tau_columns(out, b, row, col, x0, x1, x2, y0, y1, y2, w0, w1, w2, al0, al1, al2, f0, f1, f2, ww)
+
+
+@_njit
 def regressor_jets(parents, screws, R0, P0, g0, gravity, jet, quat, vbase, K, out):
-    """Regressor jets of a batch: ``out`` (B, K, nv, 10 n_bodies), zeroed by the caller, gets
-    Y^(0..K-1) (derivatives). ``parents`` (n,), ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) the
+    """Regressor jets of a batch: ``out`` (B, K, nv, 10 n_bodies) is overwritten with
+    Y^(0..K-1) (derivatives; the structural zeros too). ``parents`` (n,), ``screws`` (n, 6), ``R0, P0`` (n, 3, 3) the
     blocks of ``Ad(B_i^-1)``, ``g0`` (6,) the base acceleration (0, -g) of a fixed base;
     ``jet`` (B, >=K+2, n) q^(0..K+1). A floating base (``quat`` (B, 4) unit quaternions,
     ``vbase`` (B, K+1, 6) its body twist's derivative rows; both with 0 rows for a fixed base)
@@ -197,6 +204,9 @@ def regressor_jets(parents, screws, R0, P0, g0, gravity, jet, quat, vbase, K, ou
     if not _jet_finite(jet, K + 2):
         return False
     floating = quat.shape[0] > 0
+    if K == 1 and not floating and B >= ONE_BY_ONE_BELOW:
+        _regressor_tau_lanes(parents, screws, R0, P0, g0, jet, out)
+        return True
     nbase = 6 if floating else 0
     fact = _factorials(K + 2)
     R, P = np.empty((n, K + 1, 3, 3)), np.empty((n, K + 1, 3, 3))
@@ -208,6 +218,7 @@ def regressor_jets(parents, screws, R0, P0, g0, gravity, jet, quat, vbase, K, ou
     VR, GR = np.zeros((1, K + 1, 6)), np.zeros((1, K, 3))
     accR = np.zeros((1, K, 6))
     for b in range(B):
+        out[b] = 0.0   # every entry written: the caller's array need not be zeroed
         if floating:
             for k in range(K + 1):
                 for r in range(6):
@@ -261,6 +272,58 @@ def regressor_jets(parents, screws, R0, P0, g0, gravity, jet, quat, vbase, K, ou
                     for r in range(6):
                         out[b, k, r, p] = U[k, p, r] * fact[k]
     return True
+
+
+@_njit
+def _regressor_tau_lanes(parents, screws, R0, P0, g0, jet, out):
+    """Order 0 of a fixed base, ``LANES`` samples at a time (the sample index innermost, so
+    that the compiler vectorises every step, as in :func:`hod_dynamics._kernels.rnea_jets`):
+    the forward pass of ``_forward_lanes``, the screws carried up (pair (i, a) of body i and
+    its ancestor a at row ``i n + a``), the columns of :func:`_project_tau` per lane."""
+    B = jet.shape[0]
+    n = screws.shape[0]
+    L = min(LANES, max(B, 1))
+    fact = _factorials(3)
+    AR, AP = np.empty((n, 2, 3, 3, L)), np.empty((n, 2, 3, 3, L))
+    V, G = np.empty((n, 2, 6, L)), np.empty((n, 1, 3, L))
+    wc, theta, E = np.empty((2, L)), np.empty(L), np.empty((3, 3))
+    SR, SP = np.empty((3, 3, L)), np.empty((3, 3, L))
+    carried = np.empty((n * n, 1, 6, L))
+    for b0 in range(0, B, L):
+        S = min(L, B - b0)
+        out[b0:b0 + S] = 0.0   # in cache, just before the writes: the caller's array need not be zeroed
+        for i in range(n):
+            p = parents[i]
+            _forward_lanes(screws, R0, P0, g0, jet, b0, i, p, 1, fact, AR, AP, V, G, wc, theta, SR, SP, E, S)
+            for r in range(6):
+                for s in range(S):
+                    carried[i * n + i, 0, r, s] = screws[i, r]
+            a = p
+            while a >= 0:
+                carried[i * n + a, 0, :, :S] = 0.0
+                _ad_apply_add(AR, AP, i, 0, carried, p * n + a, 0, carried, i * n + a, 0, S)
+                a = parents[a]
+            a = i
+            while a >= 0:
+                _project_tau_lanes(carried, i * n + a, V, G, i, out, b0, a, 10 * i, S)
+                a = parents[a]
+
+
+@_njit
+def _project_tau_lanes(carried, pair, V, G, i, out, b0, row, col, S):
+    """:func:`_project_tau` for the lanes of :func:`_regressor_tau_lanes`: the twist
+    ``carried[pair, 0]`` (6, L) against body i's twist V[i, 0] and acceleration V[i, 1] + (0, G[i, 0])."""
+    for s in range(S):
+        x0, x1, x2 = carried[pair, 0, 0, s], carried[pair, 0, 1, s], carried[pair, 0, 2, s]
+        y0, y1, y2 = carried[pair, 0, 3, s], carried[pair, 0, 4, s], carried[pair, 0, 5, s]
+        w0, w1, w2 = V[i, 0, 0, s], V[i, 0, 1, s], V[i, 0, 2, s]
+        v0, v1, v2 = V[i, 0, 3, s], V[i, 0, 4, s], V[i, 0, 5, s]
+        al0, al1, al2 = V[i, 1, 0, s], V[i, 1, 1, s], V[i, 1, 2, s]
+        f0 = V[i, 1, 3, s] + G[i, 0, 0, s] + w1 * v2 - w2 * v1
+        f1 = V[i, 1, 4, s] + G[i, 0, 1, s] + w2 * v0 - w0 * v2
+        f2 = V[i, 1, 5, s] + G[i, 0, 2, s] + w0 * v1 - w1 * v0
+        ww = w0 * w0 + w1 * w1 + w2 * w2
+        _write_tau_columns(out, b0 + s, row, col, x0, x1, x2, y0, y1, y2, w0, w1, w2, al0, al1, al2, f0, f1, f2, ww)
 
 
 @per_model

@@ -100,9 +100,12 @@ def _regressor(model, flat, order, root, batch, friction, v_s, backend):
     """(*batch, order+1, nv, n_cols) of the validated flat joint jet (B, order+3, n) and the
     floating base's ``root`` (or None)."""
     K = order + 1
-    Y = np.zeros((flat.shape[0], K, model.nv, n_columns(model, friction)))
+    compiled = resolve_backend(backend) == "numba"
+    # the compiled kernel writes every entry of its (contiguous) output: no zeroing pass first
+    make = np.empty if compiled and not friction else np.zeros
+    Y = make((flat.shape[0], K, model.nv, n_columns(model, friction)))
     rigid = Y[..., :n_columns(model)]
-    if resolve_backend(backend) == "numba":
+    if compiled:
         _regressor_numba(model, flat, K, root, rigid)
     else:
         _regressor_numpy(model, flat, K, root, rigid)
@@ -197,7 +200,7 @@ def _regressor_numba(model, flat, K, root, out):
         quat, vbase = np.zeros((0, 4)), np.zeros((0, K + 1, 6))
     else:
         quat, vbase = kernel_array(root[0]), kernel_array(root[1])
-    work = out if is_kernel_array(out) else np.zeros(out.shape)
+    work = out if is_kernel_array(out) else np.empty(out.shape)
 
     def chunk(a, b):
         return kernel(*arrays, jet[a:b], quat[a:b] if len(quat) else quat,
