@@ -391,6 +391,7 @@ def cmd_identify(args):
     from .bag import read_joint_states
     from .errors import InputError
     from .identification import evaluate, identify, recording_label, summary, write_outputs
+    from .robots import urdf_source
     from .urdf_writer import locked_parts
 
     model, notes = _load_model(args)
