@@ -81,7 +81,7 @@ PARAMETERS = (
     Spec("tip_links", "string_array", [], "keep only the chains to these links (empty: all)"),
     Spec("locked_joints", "string_array", [], "joints frozen rigidly"),
     Spec("locked_positions", "double_array", [], "positions of locked_joints", "rad or m"),
-    Spec("gravity", "double_array", [0.0, 0.0, -9.81], "gravity in the root frame", "m/s^2"),
+    Spec("gravity", "double_array", [0.0, 0.0, -9.81], "gravity in the root frame (empty: the default)", "m/s^2"),
     Spec("order", "integer", 2, "highest torque derivative streamed", range=(0, 8)),
     Spec("publish_rate", "double", 500.0, "stream rate", "Hz", range=(1.0, 10000.0)),
     Spec("actuators", "string", "", "actuator YAML file, shipped name (actuators_sea) or inline YAML (empty: rigid joints)"),
@@ -146,10 +146,13 @@ class FeedforwardNode(Node):
 
     # -- set-up --------------------------------------------------------------------------------
     def _make_interfaces(self):
-        self.pub_ff = self.create_publisher(JointTrajectory, "~/feedforward", 10)
-        self.pub_tau = self.create_publisher(Float64MultiArray, "~/torque_derivatives", 10)
-        self.pub_motor = self.create_publisher(JointTrajectory, "~/motor_reference", 10)
-        self.pub_motor_d = self.create_publisher(Float64MultiArray, "~/motor_derivatives", 10)
+        # the streamed topics keep as many samples as a late tick may serve at once (a slow
+        # simulated clock: up to a second of them), so that a reliable reader gets them all
+        depth = min(1000, self.stream.catch_up)
+        self.pub_ff = self.create_publisher(JointTrajectory, "~/feedforward", depth)
+        self.pub_tau = self.create_publisher(Float64MultiArray, "~/torque_derivatives", depth)
+        self.pub_motor = self.create_publisher(JointTrajectory, "~/motor_reference", depth)
+        self.pub_motor_d = self.create_publisher(Float64MultiArray, "~/motor_derivatives", depth)
         self.pub_points = self.create_publisher(JointTrajectory, "~/trajectory_with_effort", 10)
         self.pub_points_d = self.create_publisher(Float64MultiArray, "~/trajectory_derivatives", 10)
         self.pub_profile = self.create_publisher(JointTrajectory, "~/torque_profile", LATCHED)
@@ -202,7 +205,7 @@ class FeedforwardNode(Node):
         try:
             options = dict(root_link=p["root_link"], tip_links=p["tip_links"],
                            locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
-                           gravity=p["gravity"], strict=p["strict"],
+                           gravity=p["gravity"] or _SPECS["gravity"].default, strict=p["strict"],
                            xacro_args=xacro_args_from_strings(p["xacro_args"], "parameter xacro_args"))
             model, notes = model_from_description(source, **options)
         except HodDynamicsError as exc:
@@ -297,7 +300,8 @@ class FeedforwardNode(Node):
         want = self._param("publish_effort_command")
         with self._effort_lock:
             if want and self.pub_effort is None:
-                self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command", 10)
+                self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command",
+                                                        min(1000, self.stream.catch_up))
             elif not want and self.pub_effort is not None:
                 publisher, self.pub_effort = self.pub_effort, None
                 self.destroy_publisher(publisher)
