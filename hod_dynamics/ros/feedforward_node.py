@@ -50,7 +50,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..actuators import load_actuators
-from ..backend import compile_notice, kernels_cached, requested_backend
+from ..backend import compile_notice, compile_notices, requested_backend
 from ..dispatch import prepare_compiled_kernels
 from ..errors import HodDynamicsError, StartupError
 from ..friction import load_friction
@@ -255,8 +255,8 @@ class FeedforwardNode(Node):
         t0 = time.monotonic()
         order = self.stream.continuity - 2
         try:
-            notice = compile_notice()   # numba's cache is empty (first start after an install): say so
-            if notice:
+            notice = compile_notice("time_derivatives")
+            if notice:  # numba's cache is empty (first start after an install): the worker compiles
                 self.get_logger().info(notice)
                 try:
                     self.worker.request("compile", self._recipe, order)
@@ -266,7 +266,8 @@ class FeedforwardNode(Node):
                     self.get_logger().warning(f"the worker process could not compile the kernels: {exc}")
             if self._stop.is_set():
                 return
-            prepare_compiled_kernels(model, order)  # loaded from the cache the worker filled
+            with compile_notices(self.get_logger().info):  # a compile here too is announced as it starts
+                prepare_compiled_kernels(model, order)  # loaded from the cache the worker filled
         except Exception as exc:  # the numpy path keeps serving
             self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc!r}")
             return

@@ -152,11 +152,13 @@ class _Handlers:
 
     def compile(self, recipe, order):
         """Compile (or load) the kernels the node needs into numba's cache."""
+        from ..backend import compile_notices
         from ..dispatch import prepare_compiled_kernels
 
         model, _, _ = self._model(recipe)
         t0 = time.monotonic()
-        prepare_compiled_kernels(model, order)
+        with compile_notices(lambda text: None):  # the node announces the compile in its log
+            prepare_compiled_kernels(model, order)
         return (time.monotonic() - t0,)
 
     def profile(self, recipe, trajectory, rate, order, effort_rate_limits, backend, base, stamp):
