@@ -1,7 +1,8 @@
 """hod_dynamics: an ament_python package that also installs with pip into a plain venv.
 
 colcon (ROS 2 workspace): setup.cfg puts the executables into ``lib/hod_dynamics`` where
-``ros2 run`` / launch_ros look. pip (wheel): console scripts go to ``bin/``; the node launchers
+``ros2 run`` / launch_ros look, and the ``hod-dynamics`` command goes to ``bin/`` too (a launcher
+under ``scripts/``), which ``source install/setup.bash`` puts on PATH. pip (wheel): console scripts go to ``bin/``; the node launchers
 under ``scripts/`` are added to ``lib/hod_dynamics`` as data files so that the same executables
 are reachable there (only when building a wheel, so colcon does not install them twice).
 """
@@ -23,6 +24,8 @@ data_files = [
 ]
 if "bdist_wheel" in sys.argv:
     data_files.append((f"lib/{PACKAGE}", [f"scripts/{name}" for name in NODES]))
+else:  # colcon: console scripts go to lib/hod_dynamics (setup.cfg), the command also to bin/ (on PATH)
+    data_files.append(("bin", ["scripts/hod-dynamics"]))
 
 # what `pip install .` alone brings: everything the library and the three non-ROS commands
 # (demo, info, analyze-bag with its plots) need

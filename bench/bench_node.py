@@ -1,20 +1,43 @@
-"""Benchmark: the feedforward node streaming at 1 kHz (Panda, fingers locked, order 2).
+"""Benchmark: the feedforward node's stream (order 2, default 1 kHz) as a subscriber receives it.
 
 Starts ``feedforward_node`` as its own process (the installed executable if present, else
-``python -m hod_dynamics.ros.feedforward_node``), sends a 10 s rest-to-rest trajectory, and
-measures from a separate subscriber process-side thread: the sustained receive rate, the jitter
-of the message intervals (against the 1 ms period), and the node's CPU use from /proc.
-Run: ``python bench/bench_node.py [--rate 1000] [--seconds 5] [--order 2]``.
+``python -m hod_dynamics_nodes feedforward_node``) for each phase, sends a rest-to-rest
+trajectory, and measures in this process:
 
-``--first-sample``: instead, the start on a fresh install: with an empty ``NUMBA_CACHE_DIR``,
-the time from starting the process to the node's readiness (subscribed to ~/trajectory), to
-its first correct feedforward sample (equal to inverse dynamics; by its stamp, and when this
-client receives it, which waits for DDS discovery), and to the compiled kernels taking over
-(its log line).
+- **rate**: messages received per second of the window;
+- **interval p99 / max**: of the arrival intervals (ms);
+- **late**: messages that arrived more than one period after their stamp (the stamp is the
+  sample's grid time on the node's clock, the system clock here too);
+- **duplicates**: messages whose stamp was received before;
+- **on grid**: consecutive stamps exactly one period apart;
+- **CPU**: of the node's process (and of its worker process), % of one core.
+
+Phases (``--phases``, default all three):
+
+- ``warm``: numba's cache filled, the compiled kernels serving;
+- ``fresh``: an empty ``NUMBA_CACHE_DIR`` (a first start after an install), measured from the
+  first trajectory on, sent as soon as the node is ready, until the compiled kernels have taken
+  over and ``--seconds`` more;
+- ``profile``: warm, while ``~/compute_profile`` computes a ``--profile-seconds`` trajectory at
+  100 kHz (files written), measured from the call to its answer.
+
+``--first-sample``: instead, the start on an empty cache: times to readiness, to the first
+correct sample and to the compiled take-over. ``--ctrl-c N``: instead, N runs of ``ros2 launch
+hod_dynamics feedforward.launch.py`` interrupted (SIGINT to the process group, as a terminal's
+Ctrl-C) while a 100 kHz profile is computed: exit codes and times.
+
+The robot is the shipped KUKA iiwa 14 (7 joints); ``--robot panda`` uses example-robot-data's
+Panda (fingers locked) when example-robot-data-loaders is installed. A line at the start times one
+sample of tau, tau', tau'' here and, when Pinocchio is installed, its ``rnea`` (tau only) for scale.
+Timing needs a quiet computer: the load average is printed with the results.
+
+    python bench/bench_node.py [--rate 1000] [--seconds 10] [--phases warm fresh profile]
 """
 
 import argparse
+import glob
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,169 +47,370 @@ import time
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "test"), os.path.join(HERE, "..")]
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-os.environ.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+NS = "/hod_feedforward"
+PANDA_LOCKED = {"panda_finger_joint1": 0.01, "panda_finger_joint2": 0.01}
 
-import rclpy  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-from trajectory_msgs.msg import JointTrajectory  # noqa: E402
 
-from hod_dynamics.ros.conversions import trajectory_msg  # noqa: E402
-from oracles import ERD_ROBOTS, erd_model, erd_path  # noqa: E402
+def robot(name):
+    """(URDF path, locked joints {name: position}) of the benchmarked robot; exits with one line
+    when example-robot-data is missing for the Panda."""
+    import hod_dynamics as hd
+
+    if name == "iiwa14":
+        return hd.robot_path("iiwa14"), {}
+    hits = glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "cmeel.prefix", "share",
+                                  "example-robot-data", "robots", "panda_description", "urdf", "panda.urdf"))
+    if not hits:
+        sys.exit("bench_node.py: --robot panda needs example-robot-data "
+                 "(pip install example-robot-data-loaders==5.0.0); the default --robot iiwa14 needs nothing more")
+    return hits[0], PANDA_LOCKED
 
 
 def cpu_seconds(pid):
-    """User + system CPU time of a process (s), from /proc/<pid>/stat."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    """User + system CPU time of a process (s), from /proc/<pid>/stat; 0 once it has ended."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def stop(proc, executor, spinner):
-    """SIGINT to the node (it exits cleanly), then this client's executor, its thread (one left
-    running aborts the interpreter's exit) and rclpy."""
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=60)
-    executor.shutdown()
-    spinner.join(timeout=10)
-    rclpy.try_shutdown()
+def children(pid):
+    found = []
+    for task in glob.glob(f"/proc/{pid}/task/*/children"):
+        try:
+            with open(task) as f:
+                found += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return found
 
 
-def node_command(args, urdf):
+def node_command(args, urdf, locked, extra=()):
     exe = os.path.join(sys.prefix, "lib", "hod_dynamics", "feedforward_node")
-    cmd = [exe] if os.access(exe, os.X_OK) else [sys.executable, "-m", "hod_dynamics.ros.feedforward_node"]
-    locked = ERD_ROBOTS["panda"][1]
-    return cmd + ["--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"publish_rate:={float(args.rate)}",
-                  "-p", f"order:={args.order}",
-                  "-p", f"locked_joints:=[{','.join(locked)}]",
-                  "-p", f"locked_positions:=[{','.join(str(v) for v in locked.values())}]"]
+    cmd = [exe] if os.access(exe, os.X_OK) else [sys.executable, "-m", "hod_dynamics_nodes", "feedforward_node"]
+    cmd += ["--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"publish_rate:={float(args.rate)}",
+            "-p", f"order:={args.order}"]
+    if locked:
+        cmd += ["-p", f"locked_joints:=[{','.join(locked)}]",
+                "-p", f"locked_positions:=[{','.join(str(float(v)) for v in locked.values())}]"]
+    return cmd + list(extra)
 
 
-def first_sample(args):
+class Client:
+    """This process's ROS side: a subscriber to ~/feedforward (arrival time, stamp), a publisher
+    of trajectories, the profile service's client, spun in a thread."""
+
+    def __init__(self):
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        from std_srvs.srv import Trigger
+        from trajectory_msgs.msg import JointTrajectory
+
+        self.rclpy, self.Trigger = rclpy, Trigger
+        rclpy.init()
+        self.node = rclpy.create_node("bench_node_client")
+        self.arrivals = []  # (wall time s, stamp ns)
+        self.node.create_subscription(JointTrajectory, f"{NS}/feedforward", self._on_sample, 1000)
+        self.pub = self.node.create_publisher(JointTrajectory, f"{NS}/trajectory", 10)
+        self.profile = self.node.create_client(Trigger, f"{NS}/compute_profile")
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def _on_sample(self, msg):
+        self.arrivals.append((time.time(), msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec))
+
+    def wait_ready(self, proc, timeout=60):
+        end = time.monotonic() + timeout
+        while self.pub.get_subscription_count() == 0 or self.node.count_publishers(f"{NS}/feedforward") == 0:
+            if time.monotonic() > end or proc.poll() is not None:
+                raise SystemExit(f"bench_node.py: the node did not become ready (exit code {proc.poll()})")
+            time.sleep(0.02)
+
+    def wait_gone(self, timeout=30):
+        """Until discovery has forgotten the last node (the next one is not mistaken for it)."""
+        end = time.monotonic() + timeout
+        while (self.pub.get_subscription_count() or self.node.count_publishers(f"{NS}/feedforward")) \
+                and time.monotonic() < end:
+            time.sleep(0.05)
+
+    def send(self, model, duration):
+        from hod_dynamics.ros.conversions import trajectory_msg
+
+        times = np.linspace(0.0, duration, 8)
+        home = np.where(np.arange(model.n_dof) % 2 == 1, 0.6, 0.0)
+        pos = home + 0.4 * np.sin(np.linspace(0, np.pi, 8))[:, None] * np.linspace(0.5, 1.0, model.n_dof)
+        self.pub.publish(trajectory_msg(model.joint_names, times, pos))
+
+    def close(self):
+        self.executor.shutdown()
+        self.thread.join(timeout=10)
+        self.rclpy.try_shutdown()
+
+
+def start(cmd, env=None):
+    """The node as its own process, stderr collected with arrival times (its log lines)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, **(env or {})), start_new_session=True)
+    proc.log = []
+    threading.Thread(target=lambda: [proc.log.append((time.monotonic(), line)) for line in proc.stderr],
+                     daemon=True).start()
+    return proc
+
+
+def stop(proc):
+    os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=60)
+
+
+def logged(proc, text):
+    return next((t for t, line in proc.log if text in line), None)
+
+
+def stream_metrics(arrivals, period_ns, cpu):
+    """The table row of a window of (arrival s, stamp ns)."""
+    if len(arrivals) < 3:
+        return dict(rate="-", p99="-", late="-", duplicates="-", grid="-", cpu=cpu)
+    t = np.array([a for a, _ in arrivals])
+    stamps = np.array([s for _, s in arrivals], dtype=np.int64)
+    dt = np.diff(t) * 1e3
+    seen, duplicates = set(), 0
+    for s in stamps:
+        duplicates += s in seen
+        seen.add(s)
+    late = np.mean(t - stamps * 1e-9 > period_ns * 1e-9)
+    return dict(rate=f"{(len(t) - 1) / (t[-1] - t[0]):.1f} Hz",
+                p99=f"{np.percentile(dt, 99):.2f} / {dt.max():.1f} ms",
+                late=f"{100 * late:.2f} %", duplicates=f"{duplicates} of {len(t)}",
+                grid=f"{100 * np.mean(np.diff(stamps) == period_ns):.1f} %", cpu=cpu)
+
+
+def phase_warm(args, client, model, urdf, locked):
+    proc = start(node_command(args, urdf, locked))
+    try:
+        client.wait_ready(proc)
+        while not logged(proc, "takes over") and proc.poll() is None:  # warm cache: loaded in a second
+            time.sleep(0.1)
+        client.send(model, args.seconds + 4.0)
+        time.sleep(2.0)  # the first chunks, discovery settled
+        n0, c0, w0 = len(client.arrivals), cpu_seconds(proc.pid), time.monotonic()
+        time.sleep(args.seconds)
+        n1, c1, w1 = len(client.arrivals), cpu_seconds(proc.pid), time.monotonic()
+    finally:
+        stop(proc)
+    return stream_metrics(client.arrivals[n0:n1], round(1e9 / args.rate), f"{100 * (c1 - c0) / (w1 - w0):.1f} %")
+
+
+def phase_fresh(args, client, model, urdf, locked):
+    cache = tempfile.mkdtemp(prefix="numba_cache_")
+    proc = start(node_command(args, urdf, locked), env={"NUMBA_CACHE_DIR": cache})
+    try:
+        client.wait_ready(proc)
+        n0, c0, w0 = len(client.arrivals), cpu_seconds(proc.pid), time.monotonic()
+        client.send(model, 120.0)
+        worker_cpu = 0.0
+        while not logged(proc, "takes over") and proc.poll() is None and time.monotonic() - w0 < 300:
+            worker_cpu = max(worker_cpu, sum(cpu_seconds(pid) for pid in children(proc.pid)))
+            time.sleep(0.2)
+        over = logged(proc, "takes over")
+        time.sleep(args.seconds)
+        n1, c1, w1 = len(client.arrivals), cpu_seconds(proc.pid), time.monotonic()
+    finally:
+        stop(proc)
+        shutil.rmtree(cache, ignore_errors=True)
+    row = stream_metrics(client.arrivals[n0:n1], round(1e9 / args.rate),
+                         f"{100 * (c1 - c0) / (w1 - w0):.1f} % (+ worker {worker_cpu:.0f} s)")
+    row["note"] = (f"kernels took over {over - w0:.1f} s after the first trajectory" if over else "no take-over")
+    return row
+
+
+def phase_profile(args, client, model, urdf, locked):
+    folder = tempfile.mkdtemp(prefix="bench_profiles_")
+    proc = start(node_command(args, urdf, locked, ["-p", "profile_rate:=100000.0", "-p", f"profile_dir:={folder}"]))
+    try:
+        client.wait_ready(proc)
+        while not logged(proc, "takes over") and proc.poll() is None:
+            time.sleep(0.1)
+        client.send(model, args.profile_seconds)
+        time.sleep(1.0)
+        if not client.profile.wait_for_service(timeout_sec=30):
+            raise SystemExit("bench_node.py: ~/compute_profile not available")
+        n0, c0, w0 = len(client.arrivals), cpu_seconds(proc.pid), time.monotonic()
+        future = client.profile.call_async(client.Trigger.Request())
+        worker = 0.0
+        while not future.done() and time.monotonic() - w0 < 600:
+            worker = max(worker, sum(cpu_seconds(pid) for pid in children(proc.pid)))
+            time.sleep(0.1)
+        n1, c1, w1 = len(client.arrivals), cpu_seconds(proc.pid), time.monotonic()
+        answer = future.result()
+    finally:
+        stop(proc)
+        shutil.rmtree(folder, ignore_errors=True)
+    row = stream_metrics(client.arrivals[n0:n1], round(1e9 / args.rate),
+                         f"{100 * (c1 - c0) / (w1 - w0):.1f} % (+ worker {worker:.0f} s)")
+    samples = int(args.profile_seconds * 100000) + 1
+    row["note"] = (f"{samples} samples in {w1 - w0:.1f} s" if answer is not None and answer.success
+                   else f"profile failed: {answer.message if answer else 'no answer'}")
+    return row
+
+
+def library_line(urdf, locked):
+    """One sample of tau, tau', tau'' here, and Pinocchio's rnea when installed, for scale."""
+    import hod_dynamics as hd
+
+    model = hd.RobotModel.from_urdf(urdf, locked_joints=locked or None)
+    jet = np.random.default_rng(0).normal(size=(1, 5, model.n_dof))
+    hd.time_derivatives(model, jet, 2)
+    t0 = time.perf_counter()
+    for _ in range(2000):
+        hd.time_derivatives(model, jet, 2)
+    ours = (time.perf_counter() - t0) / 2000 * 1e6
+    try:
+        import pinocchio as pin
+    except ImportError:
+        return model, f"one sample of tau, tau', tau'' here: {ours:.1f} us (Pinocchio not installed)"
+    pmodel = pin.buildModelFromUrdf(urdf)
+    if locked:
+        ids = [pmodel.getJointId(name) for name in locked]
+        pmodel = pin.buildReducedModel(pmodel, ids, pin.neutral(pmodel))
+    data = pmodel.createData()
+    q, v, a = pin.neutral(pmodel), np.zeros(pmodel.nv), np.zeros(pmodel.nv)
+    t0 = time.perf_counter()
+    for _ in range(2000):
+        pin.rnea(pmodel, data, q, v, a)
+    theirs = (time.perf_counter() - t0) / 2000 * 1e6
+    return model, (f"one sample of tau, tau', tau'' here: {ours:.1f} us; Pinocchio rnea (tau only): "
+                   f"{theirs:.1f} us (ratio {ours / theirs:.1f})")
+
+
+def first_sample(args, urdf, locked):
     """Times to readiness, first correct sample and compiled take-over on an empty numba cache."""
     import hod_dynamics as hd
 
-    model = erd_model("panda")
+    model = hd.RobotModel.from_urdf(urdf, locked_joints=locked or None)
     cache = tempfile.mkdtemp(prefix="numba_cache_")
-    rclpy.init()
-    node = rclpy.create_node("bench_first_sample")
-    got = []
-    node.create_subscription(JointTrajectory, "/hod_feedforward/feedforward",
-                             lambda m: got.append((time.perf_counter(), m)), 1000)
-    pub = node.create_publisher(JointTrajectory, "/hod_feedforward/trajectory", 10)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
-    times = np.linspace(0.0, 4.0, 5)
-    pos = 0.3 * np.sin(np.linspace(0, np.pi, 5))[:, None] * np.ones(model.n_dof) + np.array([0, 0, 0, -1.5, 0, 1.5, 0])
-    log = []
-    t0, wall0 = time.perf_counter(), time.time()
-    # the node holds the trajectory's first point from readiness on (initial_positions), so the
-    # first sample it publishes does not wait for this client's DDS discovery
-    hold = ["-p", f"initial_positions:=[{','.join(str(v) for v in pos[0])}]"]
-    proc = subprocess.Popen(node_command(args, erd_path("panda")) + hold, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True, env=dict(os.environ, NUMBA_CACHE_DIR=cache))
-    threading.Thread(target=lambda: [log.append((time.perf_counter(), line)) for line in proc.stderr],
-                     daemon=True).start()
+    client = Client()
+    hold = np.where(np.arange(model.n_dof) % 2 == 1, 0.6, 0.0)
+    t0, wall0 = time.monotonic(), time.time()
+    proc = start(node_command(args, urdf, locked, ["-p", f"initial_positions:=[{','.join(map(str, hold))}]"]),
+                 env={"NUMBA_CACHE_DIR": cache})
     try:
-        while pub.get_subscription_count() == 0 and time.perf_counter() - t0 < 60:
-            time.sleep(0.001)
-        ready = time.perf_counter()
-        pub.publish(trajectory_msg(model.joint_names, times, pos))
-        first = stamped = None
-        while first is None and time.perf_counter() - t0 < 60:
-            for t, m in list(got):
-                p = m.points[0]
-                tau = hd.inverse_dynamics(model, p.positions, p.velocities, p.accelerations)
-                if np.allclose(p.effort, tau, rtol=1e-9, atol=1e-9):
-                    # the stamp is the sample's grid time on the node's (system) clock, within
-                    # one period of its publication
-                    first, stamped = t, m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
-                    break
+        client.wait_ready(proc)
+        ready = time.monotonic()
+        while not client.arrivals and time.monotonic() - t0 < 60:
             time.sleep(0.005)
-        while not any("takes over" in line for _, line in log) and time.perf_counter() - t0 < 300:
+        first = time.monotonic() if client.arrivals else None
+        while not logged(proc, "takes over") and time.monotonic() - t0 < 300:
             time.sleep(0.05)
     finally:
-        stop(proc, executor, spinner)
-    over = next((t for t, line in log if "takes over" in line), None)
-    logged = next((t for t, line in log if "ready: serving" in line), None)
-    streaming = next((t for t, line in log if "first sample published" in line), None)
-    print(f"feedforward_node, Panda (7 DoF), order {args.order}, publish_rate {args.rate:g} Hz, "
-          f"empty NUMBA_CACHE_DIR ({cache})")
+        stop(proc)
+        client.close()
+        shutil.rmtree(cache, ignore_errors=True)
+    print(f"feedforward_node, {model.name} ({model.n_dof} DoF), order {args.order}, {args.rate:g} Hz, "
+          f"empty NUMBA_CACHE_DIR; load average {os.getloadavg()[0]:.2f}")
     print("| event (from starting the process) | time |\n| --- | ---: |")
-    print(f"| node logs 'ready: serving' | {logged - t0:.2f} s |" if logged else "| node logs ready | not seen |")
-    print(f"| this client sees the subscription on ~/trajectory (DDS discovery) | {ready - t0:.2f} s |")
-    if streaming:
-        print(f"| node logs 'first sample published' | {streaming - t0:.2f} s |")
-    if first:
-        print(f"| first correct sample received by this client (after DDS discovery) | {first - t0:.2f} s "
-              f"(stamped {stamped - wall0:.2f} s) |")
-    else:
-        print("| first correct sample | none |")
-    print(f"| compiled kernels take over | {over - t0:.2f} s |" if over else "| compiled kernels take over | not seen |")
+    for label, at in (("node logs 'ready: serving'", logged(proc, "ready: serving")),
+                      ("this client sees the subscription (DDS discovery)", ready),
+                      ("node logs 'first sample published'", logged(proc, "first sample published")),
+                      ("first sample received here", first),
+                      ("compiled kernels take over", logged(proc, "takes over"))):
+        print(f"| {label} | {at - t0:.2f} s |" if at else f"| {label} | not seen |")
+    if client.arrivals:
+        print(f"| first sample's stamp | {client.arrivals[0][1] * 1e-9 - wall0:.2f} s |")
     print(f"| exit code after SIGINT | {proc.returncode} |")
+
+
+def ctrl_c(args):
+    """N ros2 launch runs interrupted while a 100 kHz profile computes."""
+    ros2 = shutil.which("ros2", path=os.path.dirname(sys.executable)) or shutil.which("ros2")
+    if ros2 is None:
+        sys.exit("bench_node.py: --ctrl-c needs ros2 launch (ros2launch, launch_ros); see the ROS 2 interface page")
+    import hod_dynamics as hd
+
+    model = hd.load_robot("iiwa14")
+    client = Client()
+    rng = np.random.default_rng(7)
+    rows = []
+    try:
+        for run in range(args.ctrl_c):
+            proc = subprocess.Popen([ros2, "launch", "hod_dynamics", "feedforward.launch.py", "urdf:=iiwa14"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    start_new_session=True)
+            client.wait_ready(proc)
+            set_profile_rate(client, 100000.0)
+            client.send(model, 10.0)
+            time.sleep(0.5)
+            client.profile.wait_for_service(timeout_sec=30)
+            future = client.profile.call_async(client.Trigger.Request())
+            time.sleep(float(rng.uniform(1.0, 6.0)))
+            computing = not future.done()
+            t0 = time.monotonic()
+            os.killpg(proc.pid, signal.SIGINT)
+            out, _ = proc.communicate(timeout=60)
+            elapsed = time.monotonic() - t0
+            clean = "process has finished cleanly" in out and "has died" not in out
+            rows.append((run + 1, computing, proc.returncode, elapsed, clean))
+            client.wait_gone()
+            print(f"| {run + 1} | {'yes' if computing else 'no'} | {proc.returncode} | {elapsed:.2f} s | "
+                  f"{'yes' if clean else 'NO'} |", flush=True)
+    finally:
+        client.close()
+    good = sum(code == 0 and clean and t < 2.0 for _, _, code, t, clean in rows)
+    print(f"{good} of {len(rows)} clean exits within 2 s; load average {os.getloadavg()[0]:.2f}")
+
+
+def set_profile_rate(client, rate):
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+
+    cli = client.node.create_client(SetParameters, f"{NS}/set_parameters")
+    cli.wait_for_service(timeout_sec=30)
+    value = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=rate)
+    future = cli.call_async(SetParameters.Request(parameters=[Parameter(name="profile_rate", value=value)]))
+    while not future.done():
+        time.sleep(0.01)
+    client.node.destroy_client(cli)
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rate", type=float, default=1000.0)
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rate", type=float, default=1000.0, help="publish_rate (Hz)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measuring window of the warm phase (s)")
     parser.add_argument("--order", type=int, default=2)
-    parser.add_argument("--first-sample", action="store_true",
-                        help="time to the first correct sample on an empty numba cache")
+    parser.add_argument("--robot", choices=["iiwa14", "panda"], default="iiwa14")
+    parser.add_argument("--phases", nargs="+", choices=["warm", "fresh", "profile"], default=["warm", "fresh", "profile"])
+    parser.add_argument("--profile-seconds", type=float, default=5.0, help="trajectory profiled at 100 kHz (s)")
+    parser.add_argument("--first-sample", action="store_true", help="times to the first sample on an empty cache")
+    parser.add_argument("--ctrl-c", type=int, default=0, metavar="N", help="N ros2 launch runs stopped during a profile")
     args = parser.parse_args()
+    urdf, locked = robot(args.robot)
     if args.first_sample:
-        return first_sample(args)
-    model = erd_model("panda")
-    proc = subprocess.Popen(node_command(args, erd_path("panda")), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    rclpy.init()
-    node = rclpy.create_node("bench_client")
-    arrivals = []
-    stamps = []
-
-    def on_msg(msg):
-        arrivals.append(time.perf_counter())
-        stamps.append(msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec)
-
-    node.create_subscription(JointTrajectory, "/hod_feedforward/feedforward", on_msg, 1000)
-    pub = node.create_publisher(JointTrajectory, "/hod_feedforward/trajectory", 10)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
-    spinner.start()
+        return first_sample(args, urdf, locked)
+    if args.ctrl_c:
+        print("| run | profile computing | ros2 launch exit | exit after Ctrl-C | both processes clean |\n"
+              "| ---: | --- | ---: | ---: | --- |")
+        return ctrl_c(args)
+    model, line = library_line(urdf, locked)
+    client = Client()
+    rows = {}
     try:
-        deadline = time.monotonic() + 30
-        while (pub.get_subscription_count() == 0 or node.count_publishers("/hod_feedforward/feedforward") == 0) \
-                and time.monotonic() < deadline:
-            time.sleep(0.05)
-        duration = args.seconds + 2.0
-        times = np.linspace(0.0, duration, 6)
-        pos = 0.4 * np.sin(np.linspace(0, np.pi, 6))[:, None] * np.ones(model.n_dof) + np.array(
-            [0, 0, 0, -1.5, 0, 1.5, 0])
-        pub.publish(trajectory_msg(model.joint_names, times, pos))
-        time.sleep(1.0)  # warm-up: discovery, first chunks
-        n0, cpu0, t0 = len(arrivals), cpu_seconds(proc.pid), time.perf_counter()
-        time.sleep(args.seconds)
-        n1, cpu1, t1 = len(arrivals), cpu_seconds(proc.pid), time.perf_counter()
+        for phase in args.phases:
+            rows[phase] = globals()[f"phase_{phase}"](args, client, model, urdf, locked)
+            client.wait_gone()
     finally:
-        stop(proc, executor, spinner)
-    window = np.array(arrivals[n0:n1])
-    dt = np.diff(window) * 1e3
-    dstamp = np.diff(np.array(stamps[n0:n1], dtype=np.int64)) * 1e-6  # ms
-    period = 1e3 / args.rate
-    print(f"feedforward_node, Panda (7 DoF), order {args.order}, publish_rate {args.rate:g} Hz, "
-          f"{args.seconds:g} s window")
-    print("| metric | value |\n| --- | ---: |")
-    print(f"| sustained receive rate | {(n1 - n0) / (t1 - t0):.1f} Hz |")
-    print(f"| message interval median / p99 / max | {np.median(dt):.3f} / {np.percentile(dt, 99):.3f} / "
-          f"{dt.max():.3f} ms (period {period:.3f} ms) |")
-    print(f"| jitter (std of interval) | {dt.std():.3f} ms |")
-    print(f"| stamps on the grid (interval == period) | {100 * np.mean(np.abs(dstamp - period) < 1e-5):.1f} % |")
-    print(f"| node CPU | {100 * (cpu1 - cpu0) / (t1 - t0):.1f} % of one core |")
+        client.close()
+    print(f"feedforward_node, {model.name} ({model.n_dof} DoF), order {args.order}, publish_rate {args.rate:g} Hz; "
+          f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; {line}")
+    print("| phase | rate | interval p99 / max | late | duplicates | on grid | node CPU (% of a core) | note |\n"
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
+    for phase, row in rows.items():
+        print(f"| {phase} | {row['rate']} | {row['p99']} | {row['late']} | {row['duplicates']} | {row['grid']} | "
+              f"{row['cpu']} | {row.get('note', '')} |")
 
 
 if __name__ == "__main__":

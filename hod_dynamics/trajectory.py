@@ -204,6 +204,11 @@ class Trajectory:
     # trajectory (the ROS node evaluates one from its stream thread and its executor)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
+    def __reduce__(self):
+        """Pickle as the four defining fields (for worker processes): the derivative cache and
+        its lock are rebuilt on use."""
+        return type(self), (self.joint_names, self.spline, self.continuity, self.waypoint_times)
+
     @property
     def start(self) -> float:
         return float(self.waypoint_times[0])

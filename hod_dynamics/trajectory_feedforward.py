@@ -129,10 +129,8 @@ def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limit
     """
     from .trajectory import limit_report
 
-    if not (np.isfinite(rate) and rate > 0):
-        raise InputError(f"profile rate must be a positive number of Hz, got {rate!r}")
     traj = trajectory.for_model(model)
-    count = int(np.floor((traj.end - traj.start) * rate + 0.5)) + 1
+    count = profile_samples(traj, rate)
     if count > MAX_PROFILE_SAMPLES:
         raise InputError(f"a {traj.end - traj.start:g} s profile at {rate:g} Hz has {count} samples "
                          f"(more than {MAX_PROFILE_SAMPLES}); lower the rate")
@@ -144,6 +142,26 @@ def profile(model, trajectory, rate, order, actuators=None, *, effort_rate_limit
         result = FeedforwardResult(**{**result.__dict__, "qjet": result.qjet[:, :order + 3],
                                       "taujet": result.taujet[:, :order + 1]})
     return result, report
+
+
+def profile_samples(trajectory, rate):
+    """The number of samples :func:`profile` computes: t = start + k / ``rate`` up to the end.
+    Raises InputError for a rate that is not a positive number of Hz."""
+    if not (np.isfinite(rate) and rate > 0):
+        raise InputError(f"profile rate must be a positive number of Hz, got {rate!r}")
+    return int(np.floor((trajectory.end - trajectory.start) * rate + 0.5)) + 1
+
+
+def profile_file_bytes(samples, n_joints, order, actuators=False):
+    """Estimated sizes in bytes ``{"csv": ..., "npz": ...}`` of :func:`save_csv` and
+    :func:`save_npz` for a profile of ``samples`` samples, ``n_joints`` joints, torque ``order``,
+    with motor references when ``actuators``: the NPZ holds the arrays (float64) as they are,
+    the CSV about 18 characters per value (``%.12g`` and a separator)."""
+    n, rows = n_joints, order + 1
+    columns = 1 + n + rows * n + (2 * n if actuators else 0)
+    motor = (max(order, 2) + 2) * n if actuators else 0  # thetajet rows and u
+    values = 1 + (order + 3) * n + rows * n + motor
+    return {"csv": samples * columns * 18, "npz": samples * values * 8}
 
 
 def summary(result, report):

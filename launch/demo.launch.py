@@ -6,10 +6,12 @@ republished every ``period`` seconds.
     ros2 topic echo /hod_feedforward/motor_reference
 
 Arguments: ``actuators`` (actuator YAML file or shipped name, default ``actuators_sea``),
-``period`` (s, default 10.0), ``use_sim_time`` (default false). The demo publisher sends its
-first trajectory once the node is ready (subscribed to ~/trajectory). An ``actuators`` that
-names no file stops the launch (status 1); both nodes are required: if one exits with an
-error, the launch shuts down (status 1).
+``period`` (s, default 10.0), ``use_sim_time`` (true or false, default false). The demo
+publisher sends its first trajectory once the node is ready (subscribed to ~/trajectory). An
+argument this file does not have, a ``use_sim_time`` other than true or false, a ``period``
+that is not a number or an ``actuators`` that names no file stops the launch (status 1),
+naming the argument; both nodes are required: if one exits with an error, the launch shuts
+down (status 1).
 """
 
 from launch import LaunchDescription
@@ -17,12 +19,20 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from hod_dynamics.ros.launch_support import existing_file, required
+from hod_dynamics.ros.launch_support import boolean_argument, check_arguments, existing_file, flag, number, required
+
+ARGUMENTS = [
+    DeclareLaunchArgument("actuators", default_value="actuators_sea", description="actuator config"),
+    DeclareLaunchArgument("period", default_value="10.0", description="republish period (s)"),
+    boolean_argument("use_sim_time", "false", "follow /clock"),
+]
 
 
 def _nodes(context):
+    check_arguments(context, __file__, [a.name for a in ARGUMENTS])
     actuators = existing_file("actuators", LaunchConfiguration("actuators").perform(context), "config", ".yaml")
-    sim = LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true")
+    period = number(context, "period", "s")
+    sim = flag(context, "use_sim_time")
     feedforward = Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
                        output="screen",
                        parameters=[existing_file("config", "feedforward", "config", ".yaml"),
@@ -31,15 +41,9 @@ def _nodes(context):
     publisher = Node(package="hod_dynamics", executable="demo_trajectory_publisher",
                      name="hod_demo_trajectory", output="screen",
                      parameters=[{"trajectory": "iiwa14_demo", "topic": "/hod_feedforward/trajectory",
-                                  "period": float(LaunchConfiguration("period").perform(context)),
-                                  "use_sim_time": sim}])
+                                  "period": period, "use_sim_time": sim}])
     return required(feedforward, "hod_feedforward") + required(publisher, "hod_demo_trajectory")
 
 
 def generate_launch_description():
-    return LaunchDescription([
-        DeclareLaunchArgument("actuators", default_value="actuators_sea", description="actuator config"),
-        DeclareLaunchArgument("period", default_value="10.0", description="republish period (s)"),
-        DeclareLaunchArgument("use_sim_time", default_value="false", description="follow /clock"),
-        OpaqueFunction(function=_nodes),
-    ])
+    return LaunchDescription(ARGUMENTS + [OpaqueFunction(function=_nodes)])

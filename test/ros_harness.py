@@ -75,6 +75,38 @@ class Harness:
             node.destroy_node()
 
 
+def feedforward_node(harness, cli_args=None, **params):
+    """A FeedforwardNode spun by ``harness`` with parameters ``params`` (the shipped iiwa14 as
+    robot_description unless given) and ROS arguments ``cli_args`` (remappings)."""
+    import hod_dynamics as hd
+    from hod_dynamics.ros.feedforward_node import FeedforwardNode
+    from rclpy.parameter import Parameter
+
+    if "robot_description" not in params and "urdf_path" not in params:
+        with open(hd.robot_path("iiwa14"), encoding="utf-8") as f:
+            params["robot_description"] = f.read()
+    overrides = [Parameter(k, value=v) for k, v in params.items()]
+    return harness.add(FeedforwardNode(context=harness.context, parameter_overrides=overrides,
+                                       cli_args=cli_args))
+
+
+@pytest.fixture(scope="module")
+def context():
+    """An rclpy context for a test module (import this fixture with ``harness``)."""
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+@pytest.fixture
+def harness(context):
+    """A :class:`Harness` for one test, closed after it."""
+    h = Harness(context)
+    yield h
+    h.close()
+
+
 def ros_env():
     """Environment for a node process: loopback discovery, this test run's domain."""
     env = dict(os.environ)

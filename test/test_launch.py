@@ -26,17 +26,26 @@ def _kw(call, key):
 
 def test_expected_launch_files_exist():
     names = {os.path.basename(p) for p in LAUNCH_FILES}
-    assert {"feedforward.launch.py", "demo.launch.py", "robot_state.launch.py"} <= names
+    assert {"feedforward.launch.py", "demo.launch.py", "robot_state.launch.py", "jtc_feedforward.launch.py"} <= names
 
 
 @pytest.mark.parametrize("path", LAUNCH_FILES, ids=os.path.basename)
 def test_launch_file_structure(path):
+    """Every argument declared is read, every argument read is declared, each launch file
+    checks its command-line arguments and states them in its docstring."""
     tree = ast.parse(open(path, encoding="utf-8").read(), path)
     assert "generate_launch_description" in {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-    assert ast.get_docstring(tree), "launch file without a docstring explaining its arguments"
-    declared = {c.args[0].value for c in _calls(path, "DeclareLaunchArgument")}
+    doc = ast.get_docstring(tree)
+    assert doc, "launch file without a docstring explaining its arguments"
+    declared = {c.args[0].value for name in ("DeclareLaunchArgument", "boolean_argument") for c in _calls(path, name)}
     used = {c.args[0].value for c in _calls(path, "LaunchConfiguration")}
-    assert declared and used == declared, f"declared {declared}, used {used}"
+    used |= {c.args[1].value for name in ("flag", "number") for c in _calls(path, name)}
+    if os.path.basename(path) == "jtc_feedforward.launch.py":  # passes feedforward.launch.py's on
+        assert declared == used == {"controller"}
+    else:
+        assert declared and used == declared, f"declared {declared}, used {used}"
+    assert _calls(path, "check_arguments"), "the launch file does not refuse unknown arguments"
+    assert all(f"``{name}``" in doc for name in declared), (declared, doc)
 
 
 def test_launched_executables_are_installed_entry_points():
@@ -86,13 +95,25 @@ LAUNCH_ERRORS = [  # (launch file, arguments, text of the error line)
     ("feedforward.launch.py", ["urdf:=/nonexistent/robot.urdf"], "launch argument urdf:=/nonexistent/robot.urdf"),
     ("demo.launch.py", ["actuators:=nope"], "launch argument actuators:=nope: no such file"),
     ("feedforward.launch.py", ["urdf:={bad_urdf}"], "required node hod_feedforward exited with code 1"),
+    ("feedforward.launch.py", ["urdff:=iiwa14"], "launch argument urdff:=iiwa14: feedforward.launch.py has no "
+     "argument 'urdff' (did you mean urdf?); its arguments: urdf, xacro_args, config, actuators, friction, "
+     "namespace, use_sim_time"),
+    ("demo.launch.py", ["perod:=5.0"], "launch argument perod:=5.0: demo.launch.py has no argument 'perod' "
+     "(did you mean period?)"),
+    ("demo.launch.py", ["period:=abc"], "launch argument period:=abc: expected a number (s)"),
+    ("demo.launch.py", ["use_sim_time:=maybe"], 'Argument "use_sim_time" provided value "maybe" is not valid. '
+     "Valid options are: ['true', 'false', 'True', 'False']"),
+    ("feedforward.launch.py", ["urdf:=iiwa14", "use_sim_time:=yes"], 'Argument "use_sim_time" provided value "yes"'),
+    ("jtc_feedforward.launch.py", ["urdf:=iiwa14", "controler:=arm"], "launch argument controler:=arm: "
+     "jtc_feedforward.launch.py has no argument 'controler' (did you mean controller?)"),
 ]
 
 
 @pytest.mark.parametrize("launch_file, args, expected", LAUNCH_ERRORS, ids=lambda v: str(v)[:40])
 def test_ros2_launch_stops_with_status_1_on_a_bad_argument(launch_file, args, expected, tmp_path):
-    """A launch argument naming no file, or a required node that cannot start: ros2 launch
-    prints the reason and exits 1 (nothing keeps running)."""
+    """A launch argument naming no file, misspelt, a boolean that is neither true nor false, a
+    number that is not one, or a required node that cannot start: ros2 launch prints the
+    reason naming the argument and exits 1 (nothing keeps running)."""
     pytest.importorskip("ros2launch", reason="ros2launch is not installed (no ROS 2 system)")
     import subprocess
     import sys
@@ -117,3 +138,34 @@ def test_ros2_interface_page_lists_every_node_parameter_as_the_nodes_declare_the
     readme = open(os.path.join(ROOT, "doc", "ros2_interface.md"), encoding="utf-8").read()
     for specs in (FEEDFORWARD, DEMO):
         assert markdown_table(specs) in readme, markdown_table(specs)
+
+
+# -- ros2_control examples: joint_trajectory_controller fed by ~/trajectory_with_effort ----------
+# Parameter names of joint_trajectory_controller (ros2_controllers, joint_trajectory_controller/src/
+# joint_trajectory_controller_parameters.yaml) that the examples use, and its command interface sets.
+JTC_PARAMETERS = {"joints", "command_interfaces", "state_interfaces", "allow_nonzero_velocity_at_trajectory_end",
+                  "gains"}
+JTC_GAINS = {"p", "i", "d", "ff_velocity_scale"}
+
+
+@pytest.mark.parametrize("name, interfaces", [("jtc_iiwa14_effort", ["effort"]),
+                                              ("jtc_iiwa14_position_effort", ["position", "effort"])])
+def test_ros2_control_examples_wire_the_controller_jtc_feedforward_launch_feeds(name, interfaces):
+    import hod_dynamics as hd
+
+    data = yaml.safe_load(open(os.path.join(ROOT, "config", name + ".yaml"), encoding="utf-8"))
+    launch = open(os.path.join(ROOT, "launch", "jtc_feedforward.launch.py"), encoding="utf-8").read()
+    controller = re.search(r'"controller", default_value="(\w+)"', launch).group(1)
+    manager = data["controller_manager"]["ros__parameters"]
+    assert manager[controller]["type"] == "joint_trajectory_controller/JointTrajectoryController"
+    params = data[controller]["ros__parameters"]
+    assert set(params) <= JTC_PARAMETERS, set(params) - JTC_PARAMETERS
+    assert params["joints"] == list(hd.load_robot("iiwa14").joint_names)
+    assert params["command_interfaces"] == interfaces
+    assert {"position", "velocity"} <= set(params["state_interfaces"])  # required with effort commands
+    if interfaces == ["effort"]:  # the PID and the feedforward added to it
+        assert set(params["gains"]) == set(params["joints"])
+        assert all(set(g) <= JTC_GAINS and g["p"] > 0 and g["ff_velocity_scale"] == 0.0
+                   for g in params["gains"].values())
+    else:  # no PID: positions forwarded, effort passed through
+        assert "gains" not in params

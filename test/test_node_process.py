@@ -254,3 +254,69 @@ def test_serves_correct_samples_from_the_numpy_path_while_the_kernels_compile(tm
         assert 0.0 <= to_seconds(p.time_from_start)
         tau = hd.inverse_dynamics(model, p.positions, p.velocities, p.accelerations)
         np.testing.assert_allclose(p.effort, tau, rtol=1e-9, atol=1e-9)
+
+
+# -- Ctrl-C during the largest profile ------------------------------------------------------------
+def test_ctrl_c_during_a_million_sample_profile_exits_cleanly_at_once():
+    """A 10 s trajectory profiled at 100 kHz (1,000,001 samples, about 430 MB of latched messages:
+    allowed by the default size limit) is computed by the worker process while the node streams;
+    SIGINT to the process group in the middle ends the node with exit code 0 well before ros2
+    launch would escalate (5 s), the worker with it. The time is quoted from bench runs, not
+    asserted tightly here."""
+    exe = installed_executable("feedforward_node")
+    domain = int(os.environ["ROS_DOMAIN_ID"])
+    client = Client(domain, listen=False)
+    samples = []
+    client.node.create_subscription(JointTrajectory, f"{NS}/feedforward", lambda m: samples.append(m), 1000)
+    proc = spawn([exe, "--ros-args", "-p", f"urdf_path:={IIWA}", "-p", "publish_rate:=200.0",
+                  "-p", "profile_rate:=100000.0"], domain)
+    try:
+        wait_for(lambda: client.pub.get_subscription_count() > 0, 30, "the node to subscribe to ~/trajectory")
+        model = hd.RobotModel.from_urdf(IIWA)
+        times = np.linspace(0.0, 10.0, 6)
+        pos = 0.3 * np.sin(np.linspace(0, np.pi, 6))[:, None] * np.ones(model.n_dof)
+        client.pub.publish(trajectory_msg(model.joint_names, times, pos))
+        wait_for(lambda: client.profile.service_is_ready(), 30, "~/compute_profile")
+        time.sleep(0.5)
+        future = client.profile.call_async(Trigger.Request())
+        time.sleep(4.0)  # the worker is computing
+        assert not future.done(), future.result()
+        workers = _children(proc.pid)
+        assert workers, "no worker process"
+        streamed = len(samples)
+        time.sleep(1.0)
+        assert len(samples) - streamed > 100, "the stream stopped during the profile"
+        t0 = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = _communicate(proc, 30)
+        elapsed = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        client.close()
+    assert proc.returncode == 0 and "Traceback" not in out + err and "terminate called" not in err, err[-3000:]
+    assert elapsed < 5.0, elapsed
+    wait_for(lambda: not any(_running(pid) for pid in workers), 5, "the worker to end")
+    stamps = [m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in samples]
+    assert len(set(stamps)) == len(stamps)
+
+
+def _running(pid):
+    """True while process ``pid`` exists and is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _children(pid):
+    """Pids of the child processes of ``pid``, started by any of its threads (Linux /proc)."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(x) for x in f.read().split()]
+        except OSError:
+            pass
+    return found

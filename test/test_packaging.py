@@ -103,6 +103,13 @@ def test_colcon_build_layout(tmp_path):
         assert (prefix / "share" / "hod_dynamics" / rel).is_file(), rel
     assert (prefix / "share" / "ament_index" / "resource_index" / "packages" / "hod_dynamics").is_file()
     assert (prefix / "lib" / "hod_dynamics" / "hod-dynamics").is_file()
+    # the command is on PATH after `source install/setup.bash` (colcon puts <prefix>/bin there)
+    setup = tmp_path / "install" / "setup.sh"
+    shell = subprocess.run(["sh", "-c", f". {setup} && command -v hod-dynamics && hod-dynamics robots"],
+                           env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "AMENT_PREFIX_PATH")},
+                           capture_output=True, text=True, timeout=120)
+    assert shell.returncode == 0, shell.stdout + shell.stderr
+    assert shell.stdout.splitlines()[0] == str(prefix / "bin" / "hod-dynamics") and "iiwa14" in shell.stdout
     # the colcon executables run the nodes through hod_dynamics_nodes (signals blocked first)
     site = next(prefix.glob("lib/python*/site-packages"))
     node = subprocess.run([str(prefix / "lib" / "hod_dynamics" / "feedforward_node"), "--ros-args", "-p", "order:=12"],
@@ -125,6 +132,8 @@ def test_package_xml_declares_the_runtime_dependencies():
     assert {"rclpy", "trajectory_msgs", "sensor_msgs", "std_msgs", "std_srvs", "python3-numpy",
             "python3-scipy", "python3-yaml", "python3-numba", "urdfdom_py", "xacro", "python3-matplotlib",
             "python3-rosbags-pip"} <= deps
+    # only robot_state.launch.py uses robot_state_publisher: not a dependency (the launch file says so)
+    assert "robot_state_publisher" not in deps
     assert root.find("export/build_type").text == "ament_python"
 
 

@@ -10,13 +10,13 @@ import time
 import numpy as np
 import pytest
 
-from ros_harness import LATCHED, Harness, installed_executable, rclpy, start_process, wait_for
+from ros_harness import (LATCHED, context, feedforward_node, harness, installed_executable, rclpy,  # noqa: F401
+                         start_process, wait_for)
 
 import hod_dynamics as hd  # noqa: E402
 from hod_dynamics.trajectory_feedforward import feedforward  # noqa: E402
 from hod_dynamics.actuators import load_actuators  # noqa: E402
 from hod_dynamics.ros.conversions import array_from_multiarray, to_seconds, trajectory_msg  # noqa: E402
-from hod_dynamics.ros.feedforward_node import FeedforwardNode  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402
@@ -30,25 +30,9 @@ SEA_YAML = "{iiwa_joint_2: {type: sea, stiffness: 1000.0, motor_inertia: 0.5, mo
            "iiwa_joint_4: {type: sea, stiffness: 800.0, motor_inertia: 0.3, motor_damping: 0.5, gear_ratio: 100}}"
 
 
-@pytest.fixture(scope="module")
-def context():
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx)
-    yield ctx
-    rclpy.try_shutdown(context=ctx)
-
-
-@pytest.fixture
-def harness(context):
-    h = Harness(context)
-    yield h
-    h.close()
-
-
 def make_node(harness, **params):
     params.setdefault("robot_description", IIWA_URDF)
-    overrides = [Parameter(k, value=v) for k, v in params.items()]
-    return harness.add(FeedforwardNode(context=harness.context, parameter_overrides=overrides))
+    return feedforward_node(harness, **params)
 
 
 def motion(model, duration=1.0, amplitude=0.4, n_points=5):
@@ -178,7 +162,15 @@ BAD_MESSAGES = [
     ("missing joint", lambda names, t, p: trajectory_msg(names[:-1], t, p[:, :-1])),
     ("times not increasing", lambda names, t, p: trajectory_msg(names, t[::-1], p)),
     ("empty", lambda names, t, p: trajectory_msg(names, [], p[:0])),
+    ("negative time", lambda names, t, p: trajectory_msg(names, t - 0.25, p)),
+    ("short point", lambda names, t, p: _shortened(trajectory_msg(names, t, p), 2)),
 ]
+
+
+def _shortened(msg, k):
+    """``msg`` with point k one position short."""
+    msg.points[k].positions = msg.points[k].positions[:-1]
+    return msg
 
 
 def test_thousand_malformed_trajectories_interleaved_with_valid_ones(harness, capfd):
@@ -217,8 +209,10 @@ def test_each_kind_of_bad_trajectory_names_its_fault(harness):
     names = list(node.model.joint_names)
     times, pos = motion(node.model)
     pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
-    expected = {"nan": r"non-finite|not finite|NaN", "unknown joint": r"elbow", "missing joint": r"iiwa_joint_7",
-                "times not increasing": r"increas", "empty": r"no points"}
+    expected = {"nan": r"^waypoint 0, joint 'iiwa_joint_4': position nan is not finite$", "unknown joint": r"elbow",
+                "missing joint": r"iiwa_joint_7", "times not increasing": r"^waypoint 1: time .* increase strictly\)$",
+                "empty": r"no points", "negative time": r"^waypoint 0: time_from_start -0\.25 s is negative$",
+                "short point": r"^waypoint 2: 6 positions for 7 joint names"}  # points named one way
     for label, make in BAD_MESSAGES:
         before = node.stats["rejected"]
         pub.publish(make(names, times, pos))

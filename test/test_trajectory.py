@@ -303,3 +303,16 @@ def test_yaml_files_with_errors_raise_the_documented_error(tmp_path):
         hd.Trajectory.from_yaml(str(bad))
     with pytest.raises(TrajectoryError, match=r"trajectory file: no such file 'nope.yaml'"):
         hd.Trajectory.from_yaml("nope.yaml")
+
+
+def test_a_trajectory_pickles_for_worker_processes(iiwa):
+    import pickle
+
+    traj = hd.Trajectory.from_waypoints(iiwa.joint_names, [0.0, 0.5, 1.0], np.outer([0.0, 0.3, 0.1], np.ones(7)),
+                                        continuity=5)
+    t = np.linspace(-0.1, 1.1, 23)
+    traj.jet(t, 3)  # a derivative cache and its lock: not pickled
+    copy = pickle.loads(pickle.dumps(traj))
+    assert copy.joint_names == traj.joint_names and copy.continuity == 5
+    np.testing.assert_array_equal(copy.waypoint_times, traj.waypoint_times)
+    np.testing.assert_array_equal(copy.jet(t, 5), traj.jet(t, 5))

@@ -1,8 +1,12 @@
 """Standard ROS 2 messages <-> numpy arrays. No computation happens here.
 
 Times: builtin_interfaces Time/Duration <-> float seconds. Multi-dimensional results travel as
-std_msgs/Float64MultiArray, row-major, with one labelled dimension per axis.
+std_msgs/Float64MultiArray, row-major, with one labelled dimension per axis. Arrays go into the
+messages' float64[] fields as ``array.array('d')`` (:func:`float64s`), which the generated
+setters take as they are, instead of checking every element of a list.
 """
+
+import array
 
 import numpy as np
 from builtin_interfaces.msg import Duration
@@ -33,7 +37,9 @@ def waypoints_from_msg(msg):
     Returns ``(joint_names, times (N,), positions (N, n), velocities, accelerations)`` with the
     last two (N, n) or None when the message does not fill them. Raises
     :class:`TrajectoryError` naming the point at fault (no points, wrong lengths, a field
-    filled in some points only, a value that is not finite).
+    filled in some points only, a value that is not finite, a negative ``time_from_start``).
+    Points are named "waypoint k" (k from 0, as in the message), as the trajectory's own checks
+    name them.
     """
     names = list(msg.joint_names)
     n = len(names)
@@ -47,7 +53,7 @@ def waypoints_from_msg(msg):
             continue
         for k, length in enumerate(lengths):
             if length != n:
-                raise TrajectoryError(f"point {k}: {length} {field} for {n} joint names {names}")
+                raise TrajectoryError(f"waypoint {k}: {length} {field} for {n} joint names {names}")
         fields[field] = np.array([getattr(p, field) for p in msg.points], dtype=float)
         bad = np.argwhere(~np.isfinite(fields[field]))
         if bad.size:  # named here, by the message's own point index (the node may prepend one)
@@ -55,7 +61,18 @@ def waypoints_from_msg(msg):
             raise TrajectoryError(f"waypoint {k}, joint '{names[j]}': {_SINGULAR[field]} "
                                   f"{fields[field][k, j]} is not finite")
     times = np.array([to_seconds(p.time_from_start) for p in msg.points])
+    negative = np.flatnonzero(times < 0)
+    if negative.size:  # a Duration can be negative; joint_trajectory_controller never starts such a point
+        k = negative[0]
+        raise TrajectoryError(f"waypoint {k}: time_from_start {times[k]:g} s is negative")
     return names, times, fields["positions"], fields["velocities"], fields["accelerations"]
+
+
+def float64s(values):
+    """ndarray (any shape) -> array.array('d') of its values in row-major order."""
+    out = array.array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=float).tobytes())
+    return out
 
 
 def multiarray(values, labels):
@@ -64,7 +81,7 @@ def multiarray(values, labels):
     msg = Float64MultiArray()
     msg.layout.dim = [MultiArrayDimension(label=lab, size=size, stride=stride)
                       for lab, size, stride in multiarray_dims(values.shape, labels)]
-    msg.data = values.ravel().tolist()
+    msg.data = float64s(values)
     return msg
 
 
@@ -82,15 +99,47 @@ def trajectory_msg(joint_names, times, positions, velocities=None, accelerations
     if stamp is not None:
         msg.header.stamp = stamp
     msg.joint_names = list(joint_names)
+    fields = [(name, np.asarray(v, dtype=float)) for name, v in (
+        ("positions", positions), ("velocities", velocities), ("accelerations", accelerations),
+        ("effort", efforts)) if v is not None]
+    points = []
     for k, t in enumerate(np.atleast_1d(times)):
         point = JointTrajectoryPoint()
-        point.positions = np.asarray(positions[k], dtype=float).tolist()
-        if velocities is not None:
-            point.velocities = np.asarray(velocities[k], dtype=float).tolist()
-        if accelerations is not None:
-            point.accelerations = np.asarray(accelerations[k], dtype=float).tolist()
-        if efforts is not None:
-            point.effort = np.asarray(efforts[k], dtype=float).tolist()
+        for name, values in fields:
+            setattr(point, name, float64s(values[k]))
         point.time_from_start = duration(t)
-        msg.points.append(point)
+        points.append(point)
+    msg.points = points
     return msg
+
+
+def effort_trajectory_msgs(points, header):
+    """(JointTrajectory, Float64MultiArray) of an :class:`~hod_dynamics.effort_trajectory.EffortTrajectory`:
+    the points with positions, velocities, accelerations and effort = tau, under ``header``
+    (the stamp of the trajectory they resample); and tau^(1..order) at the same points, dims
+    ``sample`` x ``order`` x ``joint``."""
+    q, tau = points.qjet, points.taujet
+    msg = trajectory_msg(points.joint_names, points.t, q[:, 0], q[:, 1], q[:, 2], tau[:, 0])
+    msg.header = header
+    return msg, multiarray(tau[:, 1:], ("sample", "order", "joint"))
+
+
+def serialized_profile(result, start, stamp):
+    """The two latched messages of a profile, serialised (bytes, as ``Publisher.publish``
+    takes them): the JointTrajectory of every sample (q, qd, qdd, effort = tau,
+    ``time_from_start`` from ``start``, header stamp ``stamp``) and the Float64MultiArray of
+    tau^(0..order), dims ``sample`` x ``order`` x ``joint``."""
+    from rclpy.serialization import serialize_message
+
+    q, tau = result.qjet, result.taujet
+    msg = trajectory_msg(result.joint_names, result.t - start, q[:, 0], q[:, 1], q[:, 2], tau[:, 0], stamp)
+    yield serialize_message(msg)
+    del msg
+    yield serialize_message(multiarray(tau, ("sample", "order", "joint")))
+
+
+def profile_message_bytes(samples, n_joints, order):
+    """Estimated serialised size in bytes of :func:`serialized_profile`'s two messages: per
+    point four float64 sequences (length and alignment, 8 bytes, plus 8 per joint) and a
+    Duration; the derivatives 8 bytes per value."""
+    return samples * (4 * (8 + 8 * n_joints) + 8) + samples * (order + 1) * n_joints * 8

@@ -1,5 +1,6 @@
 """``feedforward_node`` (node ``hod_feedforward``): tau and its time derivatives, and motor
-references of elastic joints, streamed at the control rate along the planned trajectory.
+references of elastic joints, streamed at the control rate along the planned trajectory, and
+every trajectory resampled with its torques for ros2_control's joint_trajectory_controller.
 
 Interface (``~`` = the node's namespace, see doc/ros2_interface.md for types and units):
 
@@ -9,18 +10,21 @@ Interface (``~`` = the node's namespace, see doc/ros2_interface.md for types and
 - once it has a model it is *ready*: it subscribes ``~/trajectory``
   (trajectory_msgs/JointTrajectory) and offers the service ``~/compute_profile``
   (std_srvs/Trigger, publishing ``~/torque_profile`` and ``~/torque_profile_derivatives``,
-  transient local); with numba, the compiled kernels are prepared in a background thread and
-  take over from the numpy path when ready;
+  transient local); with numba, the compiled kernels are prepared in the background (compiled
+  by the worker process on an empty cache) and take over from the numpy path when ready;
 - publishes ``~/feedforward``, ``~/torque_derivatives``, ``~/motor_reference``,
-  ``~/motor_derivatives``, ``~/effort_command`` (only while ``publish_effort_command``), and
-  ``/diagnostics``.
+  ``~/motor_derivatives``, ``~/effort_command`` (only while ``publish_effort_command``),
+  ``~/trajectory_with_effort`` and ``~/trajectory_derivatives`` (once per accepted
+  trajectory), and ``/diagnostics``.
 
 The node is a shell: its scheduling rules (start stamps, a later start, moving from the
-current reference, a single point, the clock going back, holding after a failure, the grid
-and its chunks, the statistics) are those of :class:`hod_dynamics.reference_stream.ReferenceStream`,
-and it builds its model with :func:`hod_dynamics.robots.model_from_description`, as the
-command line does. Here: the interfaces, the parameters (read one way, from the table), the
-diagnostics and the threads (streaming, compiling the kernels).
+current reference, a single point, the grid and its catch-up, the clock going back, holding
+after a failure, the chunks computed ahead, the points for a controller, the URDF limits, the
+statistics) are those of :class:`hod_dynamics.reference_stream.ReferenceStream`, and it builds
+its model with :func:`hod_dynamics.robots.model_from_description`, as the command line does.
+Here: the interfaces, the parameters (read one way, from the table), the diagnostics, the
+threads (streaming, computing ahead, loading the kernels) and the worker process
+(:mod:`.worker`: compiling the kernels, computing profiles).
 
 Parameters: PARAMETERS. Bad input never stops the node: a rejected trajectory is logged in
 one line, counted in the diagnostics, and the current trajectory goes on. A node that cannot
@@ -30,35 +34,42 @@ the parameter and exits with code 1 (:mod:`.process`).
 
 import json
 import os
+import sys
 import threading
 import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.time import Time
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import Float64MultiArray, String
+from rclpy.time import Time
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..actuators import load_actuators
-from ..backend import compile_notices, requested_backend
+from ..backend import compile_notice, compile_notices, requested_backend
 from ..dispatch import prepare_compiled_kernels
 from ..errors import HodDynamicsError, StartupError
 from ..friction import load_friction
-from ..msgfields import stamp_ns
+from ..msgfields import multiarray_dims, stamp_ns
 from ..reference_stream import ReferenceStream, hold_trajectory
 from ..robots import model_from_description
-from ..trajectory_feedforward import profile, save_csv, save_npz, summary
+from ..trajectory_feedforward import MAX_PROFILE_SAMPLES, profile_file_bytes, profile_samples
 from ..urdf import xacro_args_from_strings
-from .conversions import multiarray, trajectory_msg, waypoints_from_msg
-from .parameters import Spec, checker as parameter_checker, declare as declare_parameters, value_of as parameter_value
+from .conversions import (duration, effort_trajectory_msgs, float64s, profile_message_bytes,
+                          waypoints_from_msg)
+from .parameters import Spec, declare as declare_parameters, value_of as parameter_value
 from .process import exit_process, run
+from .worker import ModelRecipe, Worker, WorkerStopped
 
 NODE_NAME = "hod_feedforward"
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
+SWITCH_INTERVAL = 0.0005  # s: a thread waiting for the GIL gets it this soon (Python's default: 5 ms)
+CLOCK_LOG_PERIOD = 10.0   # s between the lines that say the node waits for /clock
 
 PARAMETERS = (
     Spec("robot_description", "string", "", "URDF XML of the robot (first source)"),
@@ -70,7 +81,7 @@ PARAMETERS = (
     Spec("tip_links", "string_array", [], "keep only the chains to these links (empty: all)"),
     Spec("locked_joints", "string_array", [], "joints frozen rigidly"),
     Spec("locked_positions", "double_array", [], "positions of locked_joints", "rad or m"),
-    Spec("gravity", "double_array", [0.0, 0.0, -9.81], "gravity in the root frame", "m/s^2"),
+    Spec("gravity", "double_array", [0.0, 0.0, -9.81], "gravity in the root frame (empty: the default)", "m/s^2"),
     Spec("order", "integer", 2, "highest torque derivative streamed", range=(0, 8)),
     Spec("publish_rate", "double", 500.0, "stream rate", "Hz", range=(1.0, 10000.0)),
     Spec("actuators", "string", "", "actuator YAML file, shipped name (actuators_sea) or inline YAML (empty: rigid joints)"),
@@ -79,14 +90,18 @@ PARAMETERS = (
          "friction.yaml) or inline YAML (empty: none); see \"Joint friction\""),
     Spec("allow_extra_joints", "bool", False, "ignore trajectory joints not in the model"),
     Spec("initial_positions", "double_array", [], "held before the first trajectory (empty: silent)", "rad or m"),
+    Spec("effort_trajectory_rate", "double", 100.0, "grid of the points of ~/trajectory_with_effort, "
+         "besides the waypoint times", "Hz", False, (1.0, 10000.0)),
+    Spec("refuse_beyond_limits", "bool", False, "refuse trajectories beyond the URDF position, velocity "
+         "or effort limits (false: stream them, with a warning)", read_only=False),
     Spec("profile_rate", "double", 1000.0, "sample rate of ~/compute_profile", "Hz", False, (1.0, 100000.0)),
     Spec("profile_dir", "string", "", "folder for profile CSV/NPZ files (empty: none)", read_only=False),
+    Spec("profile_size_limit", "double", 1000.0, "largest profile computed: its files and latched messages "
+         "together (estimated before computing)", "MB", False, (1.0, 1.0e6)),
     Spec("effort_rate_limits", "double_array", [], "|tau_dot| limit per joint (empty: none)", "N m/s", False),
     Spec("publish_effort_command", "bool", False, "also publish ~/effort_command (tau)", read_only=False),
 )
 _SPECS = {s.name: s for s in PARAMETERS}
-
-
 
 
 class FeedforwardNode(Node):
@@ -96,24 +111,32 @@ class FeedforwardNode(Node):
         super().__init__(NODE_NAME, **kwargs)
         # Streaming runs in its own thread, paced by the node clock (simulated time too): an
         # executor timer at 1 kHz costs more in rclpy's Python executor than the work itself.
-        # Made first, so that destroy_node works on a node whose start-up failed.
+        # A second thread computes the samples ahead. Made first, so that destroy_node works
+        # on a node whose start-up failed.
         self._stop = threading.Event()
+        self._wake = threading.Event()  # a trajectory arrived: compute its samples ahead
         self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
-        self.unknown_parameters = declare_parameters(self, PARAMETERS)  # warned about
+        self._sampler = threading.Thread(target=self._compute_ahead, name="hod_feedforward_ahead", daemon=True)
+        self.worker = Worker()
+        self.unknown_parameters = declare_parameters(self, PARAMETERS, self._check_parameter)  # warned about
         self.order = self._param("order")
         self.period = 1.0 / self._param("publish_rate")
         self.stream = ReferenceStream(self.period, self.order,
-                                      allow_extra_joints=self._param("allow_extra_joints"))
+                                      allow_extra_joints=self._param("allow_extra_joints"),
+                                      effort_rate=self._param("effort_trajectory_rate"),
+                                      refuse_beyond_limits=self._param("refuse_beyond_limits"))
+        self._recipe = None       # what the model was built from (for the worker)
         self._profiles_written = 0
+        self.last_points = None   # the EffortTrajectory of the latest accepted trajectory
         self.ready = False        # serving: ~/trajectory and ~/compute_profile exist
         self.pub_effort = None    # ~/effort_command exists only while publish_effort_command is true
         self._effort_lock = threading.Lock()
         self._make_interfaces()
         self._load_model_from_parameters()
-        self.add_on_set_parameters_callback(parameter_checker(PARAMETERS, self._check_parameter))
         self.add_post_set_parameters_callback(self._parameters_set)
         self._update_effort_publisher()
         self._streamer.start()
+        self._sampler.start()
 
     # the stream's state, as the node's (its diagnostics, its service, the tests' view)
     model = property(lambda self: self.stream.model)
@@ -123,10 +146,15 @@ class FeedforwardNode(Node):
 
     # -- set-up --------------------------------------------------------------------------------
     def _make_interfaces(self):
-        self.pub_ff = self.create_publisher(JointTrajectory, "~/feedforward", 10)
-        self.pub_tau = self.create_publisher(Float64MultiArray, "~/torque_derivatives", 10)
-        self.pub_motor = self.create_publisher(JointTrajectory, "~/motor_reference", 10)
-        self.pub_motor_d = self.create_publisher(Float64MultiArray, "~/motor_derivatives", 10)
+        # the streamed topics keep as many samples as a late tick may serve at once (a slow
+        # simulated clock: up to a second of them), so that a reliable reader gets them all
+        depth = min(1000, self.stream.catch_up)
+        self.pub_ff = self.create_publisher(JointTrajectory, "~/feedforward", depth)
+        self.pub_tau = self.create_publisher(Float64MultiArray, "~/torque_derivatives", depth)
+        self.pub_motor = self.create_publisher(JointTrajectory, "~/motor_reference", depth)
+        self.pub_motor_d = self.create_publisher(Float64MultiArray, "~/motor_derivatives", depth)
+        self.pub_points = self.create_publisher(JointTrajectory, "~/trajectory_with_effort", 10)
+        self.pub_points_d = self.create_publisher(Float64MultiArray, "~/trajectory_derivatives", 10)
         self.pub_profile = self.create_publisher(JointTrajectory, "~/torque_profile", LATCHED)
         self.pub_profile_d = self.create_publisher(Float64MultiArray, "~/torque_profile_derivatives", LATCHED)
         self.pub_diag = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -134,9 +162,12 @@ class FeedforwardNode(Node):
 
     def _serve(self):
         """Open ~/trajectory and ~/compute_profile: the node is ready (it has a model and can
-        compute). A client that waits for a subscriber on ~/trajectory waits for readiness."""
+        compute). A client that waits for a subscriber on ~/trajectory waits for readiness. The
+        profile service has a callback group of its own: a long profile (computed by the
+        worker) does not hold up trajectories, diagnostics or parameters."""
         self.create_subscription(JointTrajectory, "~/trajectory", self._on_trajectory, 10)
-        self.create_service(Trigger, "~/compute_profile", self._on_compute_profile)
+        self.create_service(Trigger, "~/compute_profile", self._on_compute_profile,
+                            callback_group=MutuallyExclusiveCallbackGroup())
         self.ready = True
         self.get_logger().info(f"ready: serving {self.resolve_topic_name('~/trajectory')} and "
                                f"{self.resolve_service_name('~/compute_profile')} ({self.backend} backend)")
@@ -172,11 +203,11 @@ class FeedforwardNode(Node):
             raise fault(f"parameters locked_joints {p['locked_joints']} and locked_positions "
                         f"{p['locked_positions']} differ in length")
         try:
-            model, notes = model_from_description(
-                source, root_link=p["root_link"], tip_links=p["tip_links"],
-                locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
-                gravity=p["gravity"], strict=p["strict"],
-                xacro_args=xacro_args_from_strings(p["xacro_args"], "parameter xacro_args"))
+            options = dict(root_link=p["root_link"], tip_links=p["tip_links"],
+                           locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
+                           gravity=p["gravity"] or _SPECS["gravity"].default, strict=p["strict"],
+                           xacro_args=xacro_args_from_strings(p["xacro_args"], "parameter xacro_args"))
+            model, notes = model_from_description(source, **options)
         except HodDynamicsError as exc:
             raise fault(f"invalid robot model ({origin}): {exc}") from None
         for note in notes:
@@ -203,24 +234,40 @@ class FeedforwardNode(Node):
             backend = requested_backend()
         except HodDynamicsError as exc:
             raise fault(str(exc)) from None
+        self._recipe = ModelRecipe(source, options, p["actuators"], p["friction"])
         self.stream.set_model(model, actuators, friction, hold=hold, now_ns=self.get_clock().now().nanoseconds)
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
                                f"{list(model.joint_names)}, order {self.order}, "
                                f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
+        self._make_messages(model)
         self._serve()
         if backend != "numpy":
             threading.Thread(target=self._prepare_compiled, args=(model,), name="hod_feedforward_compile",
                              daemon=True).start()
 
     def _prepare_compiled(self, model):
-        """Background thread: compile (or load from numba's cache) the kernels the node
-        needs, then switch to them. The numpy path serves meanwhile, with the same numbers."""
+        """Background thread: make the compiled kernels the node needs ready, then switch to
+        them; the numpy path serves meanwhile, with the same numbers. On an empty numba cache
+        the worker process compiles them (tens of seconds of Python that would otherwise hold
+        this interpreter while it streams) and this process loads them from the cache."""
         self.get_logger().info("preparing the compiled kernels (numba) in the background; "
                                "the numpy path serves meanwhile")
         t0 = time.monotonic()
-        try:  # a compile (first start after an install) is announced in the log as it starts
-            with compile_notices(self.get_logger().info):
-                prepare_compiled_kernels(model, self.stream.continuity - 2)
+        order = self.stream.continuity - 2
+        try:
+            notice = compile_notice("time_derivatives")
+            if notice:  # numba's cache is empty (first start after an install): the worker compiles
+                self.get_logger().info(notice)
+                try:
+                    self.worker.request("compile", self._recipe, order)
+                except WorkerStopped:
+                    return
+                except HodDynamicsError as exc:  # this process compiles them itself
+                    self.get_logger().warning(f"the worker process could not compile the kernels: {exc}")
+            if self._stop.is_set():
+                return
+            with compile_notices(self.get_logger().info):  # a compile here too is announced as it starts
+                prepare_compiled_kernels(model, order)  # loaded from the cache the worker filled
         except Exception as exc:  # the numpy path keeps serving
             self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc!r}")
             return
@@ -242,8 +289,11 @@ class FeedforwardNode(Node):
         return None
 
     def _parameters_set(self, params):
-        if any(p.name == "publish_effort_command" for p in params):
+        names = {p.name for p in params}
+        if "publish_effort_command" in names:
             self._update_effort_publisher()
+        self.stream.effort_rate = self._param("effort_trajectory_rate")
+        self.stream.refuse_beyond_limits = self._param("refuse_beyond_limits")
 
     def _update_effort_publisher(self):
         """~/effort_command is advertised only while publish_effort_command is true, so that
@@ -251,7 +301,8 @@ class FeedforwardNode(Node):
         want = self._param("publish_effort_command")
         with self._effort_lock:
             if want and self.pub_effort is None:
-                self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command", 10)
+                self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command",
+                                                        min(1000, self.stream.catch_up))
             elif not want and self.pub_effort is not None:
                 publisher, self.pub_effort = self.pub_effort, None
                 self.destroy_publisher(publisher)
@@ -265,79 +316,166 @@ class FeedforwardNode(Node):
     def _on_trajectory(self, msg):
         now_ns = self.get_clock().now().nanoseconds
         try:
-            self.stream.accept(*waypoints_from_msg(msg), stamp_ns=stamp_ns(msg.header.stamp), now_ns=now_ns)
+            if now_ns == 0:  # simulated time before the first /clock: no start time to give it
+                raise HodDynamicsError("no clock yet: use_sim_time is true and /clock has not been received")
+            accepted = self.stream.accept(*waypoints_from_msg(msg), stamp_ns=stamp_ns(msg.header.stamp),
+                                          now_ns=now_ns)
         except HodDynamicsError as exc:
             self.stream.reject(str(exc))
             self.get_logger().warning(f"rejected trajectory: {exc}")
+            return
+        self._wake.set()
+        self.last_points = accepted.points
+        points, derivatives = effort_trajectory_msgs(accepted.points, msg.header)
+        self.pub_points.publish(points)
+        self.pub_points_d.publish(derivatives)
+        if accepted.beyond_limits:  # one line per trajectory, at most one a second
+            self.get_logger().warning(f"streaming a trajectory {accepted.beyond_limits} (set refuse_beyond_limits "
+                                      "to refuse such trajectories)", throttle_duration_sec=1.0)
 
     # -- streaming -----------------------------------------------------------------------------
     def _stream(self):
-        """Tick every period of the node clock (the stream's schedule, :meth:`ReferenceStream.wait_ns`)
-        until the node is destroyed. Short real-time sleeps: with simulated time the node clock
-        may run at any pace."""
+        """Serve the samples due at every grid point of the node clock (the stream's schedule,
+        :meth:`ReferenceStream.wait_ns`) until the node is destroyed. Short real-time sleeps:
+        with simulated time the node clock may run at any pace."""
         clock = self.get_clock()
-        nap = 0.001 if self.get_parameter("use_sim_time").value else 0.005
+        sim = self.get_parameter("use_sim_time").value
+        nap = 0.001 if sim else 0.005
+        waiting = None  # monotonic time of the last "waiting for /clock" line
         while not self._stop.is_set() and self.context.ok():
-            wait = self.stream.wait_ns(clock.now().nanoseconds)
+            now = clock.now()
+            if now.nanoseconds == 0:  # simulated time before the first /clock message
+                if waiting is None or time.monotonic() - waiting >= CLOCK_LOG_PERIOD:
+                    self.get_logger().info(f"use_sim_time is true: waiting for {self.resolve_topic_name('/clock')} "
+                                           "before streaming")
+                    waiting = time.monotonic()
+                time.sleep(nap)
+                continue
+            if waiting is not None:
+                self.get_logger().info(f"/clock received (t = {now.nanoseconds * 1e-9:.3f} s): streaming")
+                waiting = None
+            wait = self.stream.wait_ns(now.nanoseconds)
             if wait > 0:
                 time.sleep(min(wait * 1e-9, nap))
                 continue
             try:
-                self._on_tick()
+                self._on_tick(now)
             except Exception as exc:  # the stream must survive anything one sample does
                 if self._stop.is_set() or not self.context.ok():
                     return
                 self.get_logger().error(f"tick failed: {exc!r}")
 
+    def _compute_ahead(self):
+        """Compute the samples ahead of the stream (:meth:`ReferenceStream.compute_ahead`), so
+        that the streaming thread only publishes."""
+        clock = self.get_clock()
+        while not self._stop.is_set() and self.context.ok():
+            now = clock.now().nanoseconds
+            try:
+                busy = now > 0 and self.stream.compute_ahead(now)
+            except Exception as exc:  # the streaming thread computes what is missing itself
+                if self._stop.is_set() or not self.context.ok():
+                    return
+                self.get_logger().error(f"computing ahead failed: {exc!r}")
+                busy = False
+            if not busy:
+                self._wake.wait(0.02)
+                self._wake.clear()
+
     def destroy_node(self):
-        """Stop streaming (joined, so no sample is published by a destroyed node), then destroy."""
-        self._stop.set()
-        if self._streamer.is_alive() and self._streamer is not threading.current_thread():
-            self._streamer.join(timeout=5)
+        """Stop streaming (joined, so no sample is published by a destroyed node) and the
+        worker process, then destroy."""
+        self.halt()
+        for thread in (self._streamer, self._sampler):
+            if thread.is_alive() and thread is not threading.current_thread():
+                thread.join(timeout=5)
         return super().destroy_node()
 
-    def _on_tick(self):
-        now = self.get_clock().now()
+    def halt(self):
+        """Stop the threads' loops and kill the worker process (a profile in progress is
+        answered with failure at once): called at shutdown before the executor's threads are
+        joined."""
+        self._stop.set()
+        self._wake.set()
+        self.worker.stop()
+
+    def _on_tick(self, now):
         t0 = time.perf_counter()
-        try:
-            sample = self.stream.sample(now.nanoseconds)
-        except HodDynamicsError as exc:  # the stream holds the last position from now on
-            self.get_logger().error(f"trajectory abandoned, holding the last position: {exc}")
-            return
-        if sample is None:
-            return
-        self._publish_sample(sample.result, sample.row,
-                             Time(nanoseconds=sample.stamp_ns, clock_type=now.clock_type).to_msg())
-        if self.stream.count_tick(time.perf_counter() - t0):
+        samples, failure = self.stream.due(now.nanoseconds)
+        for sample in samples:
+            self._publish_sample(sample.result, sample.row,
+                                 Time(nanoseconds=sample.stamp_ns, clock_type=now.clock_type).to_msg())
+        if failure:  # the stream holds the last position from now on
+            self.get_logger().error(f"trajectory abandoned, holding the last position: {failure}")
+        if samples and self.stream.count_tick(time.perf_counter() - t0):
             self.get_logger().info(f"streaming: first sample published on {self.pub_ff.topic_name} "
                                    f"({self.backend} backend)")
 
+    def _make_messages(self, model):
+        """The messages every sample reuses (rclpy serialises a message when it is published,
+        so the next sample may overwrite it): joint names and layouts are set once."""
+        names, n = list(model.joint_names), model.n_dof
+
+        def one_point():
+            msg = JointTrajectory()
+            msg.joint_names = names
+            msg.points = [JointTrajectoryPoint()]
+            return msg
+
+        def layout(shape, labels):
+            msg = Float64MultiArray()
+            msg.layout.dim = [MultiArrayDimension(label=lab, size=size, stride=stride)
+                              for lab, size, stride in multiarray_dims(shape, labels)]
+            return msg
+
+        self._msg_ff, self._msg_motor = one_point(), one_point()
+        self._msg_tau = layout((self.order + 1, n), ("order", "joint"))
+        self._msg_motor_d = layout((self.order + 1, n), ("order", "joint"))
+        self._msg_effort = layout((n,), ("joint",))
+
     def _publish_sample(self, result, row, stamp):
         q, tau = result.qjet[row], result.taujet[row]
-        names, t = result.joint_names, [result.t[row]]
-        self.pub_ff.publish(trajectory_msg(names, t, q[None, 0], q[None, 1], q[None, 2], tau[None, 0], stamp))
-        self.pub_tau.publish(multiarray(tau, ("order", "joint")))
+        since = duration(result.t[row])
+        msg = self._msg_ff
+        msg.header.stamp = stamp
+        point = msg.points[0]
+        point.positions, point.velocities, point.accelerations = float64s(q[0]), float64s(q[1]), float64s(q[2])
+        point.effort, point.time_from_start = float64s(tau[0]), since
+        self.pub_ff.publish(msg)
+        self._msg_tau.data = float64s(tau)
+        self.pub_tau.publish(self._msg_tau)
         if result.thetajet is not None and result.elastic.any():
             th = result.thetajet[row]  # rows theta^(0..max(order, 2))
-            self.pub_motor.publish(trajectory_msg(names, t, th[None, 0], th[None, 1], th[None, 2],
-                                                  result.u[row:row + 1], stamp))
-            self.pub_motor_d.publish(multiarray(th[:self.order + 1], ("order", "joint")))
+            msg = self._msg_motor
+            msg.header.stamp = stamp
+            point = msg.points[0]
+            point.positions, point.velocities, point.accelerations = (float64s(th[0]), float64s(th[1]),
+                                                                      float64s(th[2]))
+            point.effort, point.time_from_start = float64s(result.u[row]), since
+            self.pub_motor.publish(msg)
+            self._msg_motor_d.data = float64s(th[:self.order + 1])
+            self.pub_motor_d.publish(self._msg_motor_d)
         effort = self.pub_effort
         if effort is not None:
-            effort.publish(multiarray(tau[0], ("joint",)))
+            self._msg_effort.data = float64s(tau[0])
+            effort.publish(self._msg_effort)
 
     # -- offline profile -----------------------------------------------------------------------
     def _on_compute_profile(self, request, response):
+        """Computed by the worker process; this thread (the service's own) waits for it and
+        publishes the latched messages it serialised."""
         stream = self.stream
-        traj, model, actuators = stream.latest, stream.model, stream.actuators
+        traj, model = stream.latest, stream.model
+        response.success = False
         if traj is None or model is None:
-            response.success = False
             response.message = json.dumps({"error": "no trajectory received yet" if model else "no robot model yet"})
             return response
         try:
-            summary = self._compute_profile(traj, model, actuators)
-        except (HodDynamicsError, OSError) as exc:  # bad parameters, disk full...: answer, keep serving
-            response.success = False
+            summary = self._compute_profile(traj, model)
+        except WorkerStopped as exc:
+            response.message = json.dumps({"error": str(exc)})
+            return response
+        except (HodDynamicsError, OSError) as exc:  # bad parameters, too large, disk full...: answer, keep serving
             response.message = json.dumps({"error": str(exc)})
             self.get_logger().error(f"compute_profile failed: {exc}")
             return response
@@ -345,39 +483,55 @@ class FeedforwardNode(Node):
         response.message = json.dumps(summary)
         return response
 
-    def _compute_profile(self, traj, model, actuators):
-        rate_limits = self._param("effort_rate_limits") or None
-        result, report = profile(model, traj, self._param("profile_rate"), self.order,
-                                 actuators, effort_rate_limits=rate_limits, friction=self.stream.friction,
-                                 backend=self.backend)
-        q, tau = result.qjet, result.taujet
-        stamp = self.get_clock().now().to_msg()
-        self.pub_profile.publish(trajectory_msg(model.joint_names, result.t - traj.start, q[:, 0], q[:, 1],
-                                                q[:, 2], tau[:, 0], stamp))
-        self.pub_profile_d.publish(multiarray(tau, ("sample", "order", "joint")))
-        return dict(summary(result, report), files=self._write_profile(result))
-
-    def _write_profile(self, result):
+    def _compute_profile(self, traj, model):
+        rate, limit = self._param("profile_rate"), self._param("profile_size_limit")
         folder = self._param("profile_dir")
-        if not folder:
-            return []
-        os.makedirs(folder, exist_ok=True)
-        self._profiles_written += 1
-        base = os.path.join(folder, time.strftime("profile_%Y%m%d_%H%M%S") + f"_{self._profiles_written}")
-        return [save_csv(result, base + ".csv"), save_npz(result, base + ".npz")]
+        samples = profile_samples(traj, rate)
+        if samples > MAX_PROFILE_SAMPLES:
+            raise HodDynamicsError(f"a {traj.end - traj.start:g} s profile at {rate:g} Hz has {samples} samples "
+                                   f"(more than {MAX_PROFILE_SAMPLES}); lower profile_rate")
+        files = profile_file_bytes(samples, model.n_dof, self.order, self.stream.actuators is not None)
+        sizes = dict(files if folder else {}, messages=profile_message_bytes(samples, model.n_dof, self.order))
+        total = sum(sizes.values())
+        if total > limit * 1e6:
+            parts = ", ".join(f"{mb(v)} of {k}" for k, v in sizes.items())
+            raise HodDynamicsError(f"profile refused: {samples} samples ({traj.end - traj.start:g} s at {rate:g} Hz) "
+                                   f"would make about {mb(total)} ({parts}), more than profile_size_limit "
+                                   f"{limit:g} MB; lower profile_rate or raise profile_size_limit")
+        base = ""
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+            self._profiles_written += 1
+            base = os.path.join(folder, time.strftime("profile_%Y%m%d_%H%M%S") + f"_{self._profiles_written}")
+        summary, blobs = self.worker.request(
+            "profile", self._recipe, traj, rate, self.order, self._param("effort_rate_limits") or None,
+            self.backend, base, self.get_clock().now().to_msg())
+        try:
+            for publisher, path in zip((self.pub_profile, self.pub_profile_d), blobs):
+                with open(path, "rb") as f:
+                    publisher.publish(f.read())
+        finally:
+            for path in blobs:
+                os.unlink(path)
+        return summary
 
     # -- diagnostics ---------------------------------------------------------------------------
     def _publish_diagnostics(self):
         s = self.stream.statistics()
         model = self.model
-        status = DiagnosticStatus(name=f"{self.get_name()}: feedforward",
+        status = DiagnosticStatus(name=f"{self.get_fully_qualified_name()}: feedforward",
                                   hardware_id=model.name if model else "no model")
         status.level = DiagnosticStatus.OK if model is not None else DiagnosticStatus.WARN
         status.message = "streaming" if self.stream.active else ("waiting for a trajectory" if model else
                                                                  "waiting for a robot model")
         mean = s["compute_s"] / s["ticks"] if s["ticks"] else 0.0
-        values = dict(ticks=s["ticks"], late_ticks=s["late_ticks"], rejected_messages=s["rejected"],
-                      accepted_messages=s["accepted"], compute_time_mean_us=round(mean * 1e6, 1),
+        points = self.last_points
+        values = dict(ticks=s["ticks"], late_samples=s["late_samples"], skipped_samples=s["skipped_samples"],
+                      rejected_messages=s["rejected"], accepted_messages=s["accepted"],
+                      beyond_limits=s["beyond_limits"], last_beyond_limits=s["last_beyond_limits"],
+                      effort_interpolation_error=("" if points is None else
+                                                  f"{points.interpolation_error.max():.3g}"),
+                      compute_time_mean_us=round(mean * 1e6, 1),
                       compute_time_max_us=round(s["compute_max_s"] * 1e6, 1),
                       last_rejection=s["last_rejection"], stream_errors=s["stream_errors"],
                       last_stream_error=s["last_stream_error"], backend=self.backend)
@@ -387,9 +541,18 @@ class FeedforwardNode(Node):
         self.pub_diag.publish(msg)
 
 
+def mb(size):
+    """Bytes as megabytes, for messages."""
+    return f"{size / 1e6:.0f} MB" if size >= 1e6 else f"{size / 1e6:.2g} MB"
+
+
 def main(args=None):
-    """Entry point of ``ros2 run hod_dynamics feedforward_node``; returns the exit code."""
-    return run(FeedforwardNode, NODE_NAME, args)
+    """Entry point of ``ros2 run hod_dynamics feedforward_node``; returns the exit code. Two
+    executor threads (the profile service waits in its own), and a short GIL switch interval:
+    the streaming thread, woken every period, gets the interpreter within half a millisecond
+    whatever another thread computes."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    return run(FeedforwardNode, NODE_NAME, args, make_executor=lambda: MultiThreadedExecutor(num_threads=2))
 
 
 if __name__ == "__main__":

@@ -5,11 +5,16 @@ a value in ``ros2 param dump`` / get_parameters), :func:`check` validates a valu
 (one :class:`StartupError` naming the parameter and what it expects) and at run time (the
 reason of a refused set), and :func:`markdown_table` writes the table of doc/ros2_interface.md.
 
-Scalars are statically typed (rclpy checks the type; the range is in the descriptor too).
-Arrays are declared with dynamic typing and an empty value, because ROS cannot type an
-empty list: ``ros2 param set NODE NAME '[]'`` (a bool array for the CLI) must clear them.
+Every parameter is statically typed, arrays included, so that ``ros2 param describe`` and
+``ros2 param get`` show the declared type whatever the value (an empty list too). ROS cannot
+type an empty list by itself: ``-p name:=[]`` and ``name: []`` in a params file arrive with no
+value at all, and ``ros2 param set NODE NAME '[]'`` sends an empty *boolean* array. An empty
+list of any kind (and integers where doubles go) is therefore taken as the declared array type:
+at declaration from the overrides, and at run time by a pre-set callback; a dump
+(``ros2 param dump``) thus loads back as it was written.
 """
 
+import threading
 from dataclasses import dataclass
 from typing import Any, Optional, Tuple
 
@@ -28,10 +33,9 @@ _KINDS = {  # kind: (ROS type, text for "expected ...")
     "string_array": (ParameterType.PARAMETER_STRING_ARRAY, "a list of strings"),
     "double_array": (ParameterType.PARAMETER_DOUBLE_ARRAY, "a list of numbers"),
 }
-_ARRAY_TYPES = {"string_array": (Parameter.Type.STRING_ARRAY,),
-                "double_array": (Parameter.Type.DOUBLE_ARRAY, Parameter.Type.INTEGER_ARRAY)}
-_EMPTY_OK = (Parameter.Type.BYTE_ARRAY, Parameter.Type.BOOL_ARRAY, Parameter.Type.INTEGER_ARRAY,
-             Parameter.Type.DOUBLE_ARRAY, Parameter.Type.STRING_ARRAY)
+_ARRAY_TYPES = {"string_array": Parameter.Type.STRING_ARRAY, "double_array": Parameter.Type.DOUBLE_ARRAY}
+_ANY_ARRAY = (Parameter.Type.BYTE_ARRAY, Parameter.Type.BOOL_ARRAY, Parameter.Type.INTEGER_ARRAY,
+              Parameter.Type.DOUBLE_ARRAY, Parameter.Type.STRING_ARRAY)
 
 
 @dataclass(frozen=True)
@@ -59,23 +63,29 @@ class Spec:
         return text + (f" ({self.unit})" if self.unit else "")
 
 
-def declare(node, specs):
+def declare(node, specs, extra=None):
     """Declare every parameter of ``specs`` on ``node`` with its override or default; raise
-    StartupError naming the first parameter whose given value is invalid. Warns (one line)
+    StartupError naming the first parameter whose given value is invalid. Then registers the
+    :class:`RunTimeChecks` of ``specs`` (and ``extra``, a node's own rules). Warns (one line)
     about given parameters the node does not have, and returns their names."""
     overrides = getattr(node, "_parameter_overrides", {})  # to quote values and find unknown names
     for spec in specs:
+        if spec.is_array:
+            given = overrides.get(spec.name)
+            value = spec.default if given is None else _array_value(spec, given)
+            _declare_array(node, spec, value)
+            continue
         try:
-            if spec.is_array:
-                node.declare_parameter(spec.name, list(spec.default), descriptor(spec))
-            else:
-                node.declare_parameter(spec.name, spec.default, descriptor(spec))
+            node.declare_parameter(spec.name, spec.default, descriptor(spec))
         except (InvalidParameterTypeException, InvalidParameterValueException):
             given = overrides.get(spec.name)
             raise StartupError(_refusal(spec, None if given is None else given.value)) from None
         reason = check(spec, node.get_parameter(spec.name))
         if reason:
             raise StartupError(reason)
+    checks = RunTimeChecks(node, specs, extra)
+    node.add_pre_set_parameters_callback(checks.pre_set)
+    node.add_on_set_parameters_callback(checks.on_set)
     unknown = sorted(name for name in overrides if not node.has_parameter(name)
                      and not name.startswith("qos_overrides."))  # declared later, with publishers
     if unknown:  # rclpy ignores them silently: a misspelt name would look like a default
@@ -83,16 +93,55 @@ def declare(node, specs):
     return unknown
 
 
-def descriptor(spec):
-    """ParameterDescriptor of a spec (dynamic typing for arrays, see the module docstring)."""
-    d = ParameterDescriptor(description=spec.description + (f" ({spec.unit})" if spec.unit else ""),
-                            read_only=spec.read_only)
-    if spec.is_array:
+def _array_value(spec, given):
+    """The list an override of an array parameter stands for (no value, i.e. ``[]``, is the
+    empty list); raises StartupError for anything else than a list of the declared kind."""
+    if given.type_ == Parameter.Type.NOT_SET:
+        return []
+    typed = _typed_array(spec, given)
+    if typed is None:
+        raise StartupError(_refusal(spec, given.value))
+    return list(typed.value)
+
+
+def _typed_array(spec, param):
+    """``param`` as a Parameter of the spec's array type when it is one: the same value, an
+    empty list of any kind, or integers for a double array; else None."""
+    kind = _ARRAY_TYPES[spec.kind]
+    if param.type_ == kind:
+        return param
+    if param.type_ in _ANY_ARRAY and len(param.value) == 0:
+        return Parameter(param.name, kind, [])
+    if kind == Parameter.Type.DOUBLE_ARRAY and param.type_ == Parameter.Type.INTEGER_ARRAY:
+        return Parameter(param.name, kind, [float(v) for v in param.value])
+    return None
+
+
+def _declare_array(node, spec, value):
+    """Declare an array parameter statically typed with ``value`` (a list, possibly empty).
+
+    rclpy's declare_parameter infers the type of a default from its items, which an empty list
+    does not have (it becomes a byte array); the node's common declaration path takes the typed
+    Parameter as it is. Where that path does not exist (another rclpy), the array is declared
+    with dynamic typing instead."""
+    param = Parameter(spec.name, _ARRAY_TYPES[spec.kind], list(value))
+    declare_typed = getattr(node, "_declare_parameter_common", None)
+    if declare_typed is None:
+        d = descriptor(spec)
         d.dynamic_typing = True
+        node.declare_parameter(spec.name, param.value, d)
+        return
+    declare_typed([param], {spec.name: descriptor(spec)})
+
+
+def descriptor(spec):
+    """ParameterDescriptor of a spec: its type, description (with the unit), read-only flag,
+    range, and for arrays what the list holds."""
+    d = ParameterDescriptor(description=spec.description + (f" ({spec.unit})" if spec.unit else ""),
+                            read_only=spec.read_only, type=_KINDS[spec.kind][0])
+    if spec.is_array:
         d.additional_constraints = f"{_KINDS[spec.kind][1]}; [] clears it"
-        return d
-    d.type = _KINDS[spec.kind][0]
-    if spec.range is not None and spec.kind == "integer":
+    elif spec.range is not None and spec.kind == "integer":
         d.integer_range = [IntegerRange(from_value=int(spec.range[0]), to_value=int(spec.range[1]), step=1)]
     elif spec.range is not None:
         d.floating_point_range = [FloatingPointRange(from_value=float(spec.range[0]),
@@ -105,10 +154,10 @@ def check(spec, param):
     (one line naming the parameter, what it expects and what it got)."""
     value = param.value
     if spec.is_array:
-        if param.type_ in _EMPTY_OK and len(value) == 0:
-            return None
-        if param.type_ not in _ARRAY_TYPES[spec.kind]:
+        if _typed_array(spec, param) is None:
             return _refusal(spec, value)
+    elif param.type_.value != _KINDS[spec.kind][0]:
+        return _refusal(spec, value)
     elif spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
         return _refusal(spec, value)
     return None
@@ -122,28 +171,53 @@ def value_of(node, spec):
     return [float(v) for v in value] if spec.kind == "double_array" else [str(v) for v in value]
 
 
-def checker(specs, extra=None):
-    """An on-set-parameters callback: refuses values that :func:`check` refuses, deleting a
-    parameter (it would vanish from get_parameters), then asks ``extra(name, value)`` (a
-    reason or None) for node-specific rules."""
-    by_name = {s.name: s for s in specs}
+class RunTimeChecks:
+    """The callbacks that check values set at run time (``ros2 param set``, the parameter
+    services): register :meth:`pre_set` as the node's pre-set-parameters callback and
+    :meth:`on_set` as its on-set-parameters callback (:func:`declare` does both).
 
-    def callback(params):
+    :meth:`pre_set` types empty lists and integer lists as the declared arrays (see the module
+    docstring). A value of a settable parameter that the table refuses (a wrong type, out of
+    range, a deletion) would be refused by rclpy's own type check with a bare "Wrong parameter
+    type" before any on-set callback could name the parameter; so pre_set swaps it for the
+    current value and keeps the reason, and :meth:`on_set` refuses that set with it. ``extra(name,
+    value)`` (a reason or None) adds a node's own rules."""
+
+    def __init__(self, node, specs, extra=None):
+        self.node, self.extra = node, extra
+        self.specs = {s.name: s for s in specs}
+        self._refused = {}  # id(the stand-in Parameter) -> reason, from pre_set to on_set
+        self._lock = threading.Lock()
+
+    def pre_set(self, params):
+        out = []
         for p in params:
-            spec = by_name.get(p.name)
-            if spec is None:
+            spec = self.specs.get(p.name)
+            if spec is None or spec.read_only:  # rclpy refuses read-only ones, naming them
+                out.append(p)
                 continue
-            if p.type_ == Parameter.Type.NOT_SET:
-                return SetParametersResult(successful=False, reason=(
-                    f"parameter {p.name} cannot be deleted" + ("; set [] to clear it" if spec.is_array else "")))
-            reason = check(spec, p)
-            if reason is None and extra is not None:
-                reason = extra(p.name, p.value)
+            typed = _typed_array(spec, p) if spec.is_array and p.type_ != Parameter.Type.NOT_SET else None
+            if typed is not None:
+                p = typed
+            reason = (f"parameter {p.name} cannot be deleted" + ("; set [] to clear it" if spec.is_array else "")
+                      if p.type_ == Parameter.Type.NOT_SET else check(spec, p))
+            if reason:
+                p = Parameter(p.name, self.node.get_parameter(p.name).type_, self.node.get_parameter(p.name).value)
+                with self._lock:
+                    self._refused[id(p)] = (p, reason)
+            out.append(p)
+        return out
+
+    def on_set(self, params):
+        for p in params:
+            with self._lock:
+                refused = self._refused.pop(id(p), None)
+            reason = refused[1] if refused is not None and refused[0] is p else None
+            if reason is None and p.name in self.specs and self.extra is not None:
+                reason = self.extra(p.name, p.value)
             if reason:
                 return SetParametersResult(successful=False, reason=reason)
         return SetParametersResult(successful=True)
-
-    return callback
 
 
 def markdown_table(specs):

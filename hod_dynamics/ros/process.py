@@ -7,7 +7,9 @@ KeyboardInterrupt can land inside a ``Thread.join`` (on CPython 3.10 to 3.12 tha
 still-running thread as stopped, and the executor thread was then unwound inside rclpy's C++
 code at interpreter exit: ``terminate called without an active exception``). The main thread
 takes the signals with ``sigtimedwait``; the executor thread spins until it is asked to stop
-and woken by a guard condition, and is joined without a timeout. The process then ends with
+and woken by a guard condition, and is joined without a timeout; a node's ``halt()``, when it
+has one, then ends work that an executor thread may be waiting on (a worker process) before
+the executor's threads are joined. The process then ends with
 ``os._exit`` after an orderly ROS shutdown, so interpreter finalization never unwinds a
 thread (a numba compilation in a background thread cannot be interrupted).
 """
@@ -77,6 +79,9 @@ def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
             if spinner.failure is not None:  # a callback raised: not a clean exit
                 logger.fatal(f"stopped by an error in a callback: {spinner.failure!r}")
                 code = 1
+        halt = getattr(node, "halt", None)
+        if halt is not None:  # end the node's own work first: the executor's threads may wait on it
+            halt()
         if executor is not None:
             executor.shutdown()
         node.destroy_node()
@@ -104,12 +109,23 @@ def _check_params_files(argv):
         try:
             with open(path, encoding="utf-8") as f:
                 data = yaml.safe_load(f)
-        except (OSError, yaml.YAMLError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) else _first_line(exc)
-            raise StartupError(f"--params-file {path}: {reason}") from None
+        except OSError as exc:
+            raise StartupError(f"--params-file {path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise StartupError(f"--params-file {path}: {_yaml_fault(exc)}") from None
         if not isinstance(data, dict):
             raise StartupError(f"--params-file {path}: expected a YAML mapping "
                                "'<node name or /**>: {ros__parameters: {...}}'") from None
+
+
+def _yaml_fault(exc):
+    """A YAML error in one line with its place: "line L, column C: <problem>" (1-based, as
+    editors count), PyYAML's context ("while parsing a block mapping") after it."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or _first_line(exc)
+    context = getattr(exc, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return f"YAML error at {where}{problem}" + (f" ({context})" if context else "")
 
 
 def _first_line(exc):

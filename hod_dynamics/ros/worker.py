@@ -1,0 +1,214 @@
+"""The feedforward node's worker process: it compiles the kernels on an empty numba cache and
+computes the profiles of ``~/compute_profile``, so that neither holds the node's interpreter
+while the node streams, and a shutdown ends either at once.
+
+A compile takes tens of seconds of Python (numba's compiler) and a profile at 100 kHz builds
+and serialises messages of a million points: in the node's own process both would hold the GIL
+that the streaming thread needs every period. In a process of its own, at a lower CPU priority,
+they leave the node's interpreter alone; the node then only loads the compiled kernels from
+numba's cache (about a second) and publishes the profile's messages already serialised.
+
+Parent side: :class:`Worker` (started on first use, one request at a time, :meth:`Worker.stop`
+kills the process). Child side: :func:`main`, run as ``python -m hod_dynamics.ros.worker FD PPID``:
+it blocks SIGINT and SIGTERM (a Ctrl-C reaches the whole process group; the node decides), dies
+with its parent (``PR_SET_PDEATHSIG``) and serves requests on the socket ``FD`` until it closes.
+
+The robot model travels as its recipe (:class:`ModelRecipe`: the description and the options
+that built it), rebuilt once in the worker, and the trajectory pickled.
+"""
+
+import signal
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # first: before the heavy imports below
+
+import json  # noqa: E402
+import os  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from multiprocessing.connection import Connection  # noqa: E402
+from typing import Any, Mapping  # noqa: E402
+
+from ..errors import HodDynamicsError  # noqa: E402
+
+NICENESS = 10  # the worker yields the CPU to the node's streaming threads
+
+
+class WorkerStopped(HodDynamicsError):
+    """The worker was stopped (the node is shutting down) or died during a request."""
+
+
+@dataclass(frozen=True)
+class ModelRecipe:
+    """What the node built its model from: ``source`` (URDF text, file or shipped name) and the
+    keyword arguments of :func:`hod_dynamics.robots.model_from_description` (``options``), the
+    ``actuators`` and ``friction`` sources as the node's parameters give them ('' for none)."""
+
+    source: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    actuators: str = ""
+    friction: str = ""
+
+    def build(self):
+        """(model, actuators or None, friction): what the node serves."""
+        from ..actuators import load_actuators
+        from ..friction import load_friction
+        from ..robots import model_from_description
+
+        model, _ = model_from_description(self.source, **self.options)
+        actuators = load_actuators(self.actuators, model) if self.actuators else None
+        return model, actuators, load_friction(self.friction or None, model)
+
+    def key(self):
+        return json.dumps([self.source, dict(self.options), self.actuators, self.friction], sort_keys=True,
+                          default=str)
+
+
+class Worker:
+    """The worker process seen from the node: :meth:`request` sends one request and waits for
+    its answer (in the calling thread; one request at a time), starting the process first if
+    needed; :meth:`stop` kills it, and a request in progress raises :class:`WorkerStopped`."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._proc = self._conn = None
+        self._stopped = False
+
+    def _start(self):
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ, HOD_DYNAMICS_THREADS="1")  # one core for the worker, one for the node
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "hod_dynamics.ros.worker", str(theirs.fileno()), str(os.getpid())],
+                pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        finally:
+            theirs.close()
+        self._conn = Connection(ours.detach())
+
+    def request(self, *message):
+        """Send ``message`` (a tuple: the request's name, then its arguments) and return the
+        answer's values. Raises HodDynamicsError with the worker's reason when the request
+        failed there, WorkerStopped when the worker was stopped or died meanwhile."""
+        with self._lock:
+            if self._stopped:
+                raise WorkerStopped("the node is shutting down")
+            if self._proc is None or self._proc.poll() is not None:
+                self._start()
+            conn, proc = self._conn, self._proc
+            try:
+                conn.send(message)
+                answer = conn.recv()
+            except (EOFError, OSError):
+                self._proc = self._conn = None
+                conn.close()
+                if self._stopped:
+                    raise WorkerStopped("the node is shutting down") from None
+                proc.wait()
+                raise WorkerStopped(f"the worker process ended with exit code {proc.returncode}") from None
+        if answer[0] == "error":
+            raise HodDynamicsError(answer[1])
+        return answer[1:]
+
+    def stop(self):
+        """Kill the worker (a request in progress raises WorkerStopped); later requests are
+        refused. Safe from any thread, at any time."""
+        self._stopped = True
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+# -- the worker process ----------------------------------------------------------------------
+def _die_with_parent(ppid):
+    """Be killed when the node's process ends, however it ends (Linux prctl; elsewhere the
+    closed socket ends the request loop)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != ppid:  # the node ended before prctl took effect
+        os._exit(0)
+
+
+class _Handlers:
+    """The requests the worker serves; each returns the answer's values (a tuple)."""
+
+    def __init__(self):
+        self._built = {}
+
+    def _model(self, recipe):
+        key = recipe.key()
+        if key not in self._built:
+            self._built = {key: recipe.build()}
+        return self._built[key]
+
+    def compile(self, recipe, order):
+        """Compile (or load) the kernels the node needs into numba's cache."""
+        from ..backend import compile_notices
+        from ..dispatch import prepare_compiled_kernels
+
+        model, _, _ = self._model(recipe)
+        t0 = time.monotonic()
+        with compile_notices(lambda text: None):  # the node announces the compile in its log
+            prepare_compiled_kernels(model, order)
+        return (time.monotonic() - t0,)
+
+    def profile(self, recipe, trajectory, rate, order, effort_rate_limits, backend, base, stamp):
+        """The profile of ``trajectory``: the summary, the files written (CSV and NPZ at
+        ``base`` + .csv/.npz, none when ``base`` is empty), and the two latched messages
+        serialised into temporary files (JointTrajectory, Float64MultiArray; the caller
+        deletes them)."""
+        from ..trajectory_feedforward import profile, save_csv, save_npz, summary
+        from .conversions import serialized_profile
+
+        model, actuators, friction = self._model(recipe)
+        result, report = profile(model, trajectory, rate, order, actuators, friction=friction,
+                                 effort_rate_limits=effort_rate_limits, backend=backend)
+        files = [save_csv(result, base + ".csv"), save_npz(result, base + ".npz")] if base else []
+        blobs = []
+        for data in serialized_profile(result, trajectory.start, stamp):
+            fd, path = tempfile.mkstemp(prefix="hod_profile_", suffix=".cdr")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            blobs.append(path)
+        return dict(summary(result, report), files=files), blobs
+
+
+def main(argv=None):
+    """The worker's request loop (see the module docstring); returns when the node closes the
+    socket."""
+    argv = sys.argv if argv is None else argv
+    _die_with_parent(int(argv[2]))
+    try:
+        os.nice(NICENESS)
+    except OSError:
+        pass
+    conn = Connection(int(argv[1]))
+    handlers = _Handlers()
+    while True:
+        try:
+            name, *args = conn.recv()
+        except (EOFError, OSError):
+            return 0
+        try:
+            answer = ("done",) + tuple(getattr(handlers, name)(*args))
+        except (HodDynamicsError, OSError, MemoryError) as exc:  # bad parameters, disk full...: say why
+            answer = ("error", str(exc) or type(exc).__name__)
+        except Exception as exc:  # a fault of this package: the node logs it, the worker goes on
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        conn.send(answer)
+
+
+if __name__ == "__main__":
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
