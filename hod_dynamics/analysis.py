@@ -261,11 +261,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= MAX_ORDER:
         raise InputError(f"order must be 0, 1 or 2, got {order!r}: a smoothing fit of recorded positions "
                          "is C^4 at most, and tau^(k) needs q^(k+2)")
-    missing = [nm for nm in model.joint_names if nm not in states.joint_names]
-    if missing:
-        raise InputError(f"joints {missing} of model '{model.name}' are not recorded on {states.topic} "
-                         f"(it records {list(states.joint_names)}); pass the URDF of the recorded robot "
-                         "or lock those joints with --lock JOINT=VALUE")
+    states = states.for_joints(model.joint_names, f"model '{model.name}'")
     friction, source = _friction_spec(friction)
     if friction == "fit" and states.effort is None:
         raise InputError(f"friction 'fit' needs measured efforts, but the joint states on {states.topic} carry "

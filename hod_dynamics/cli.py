@@ -285,7 +285,7 @@ def cmd_analyze_bag(args):
     # becomes one note line of the summary
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        states = read_joint_states(args.bag, args.joint_states, time_base=args.time_base,
+        states = read_joint_states(args.bag, args.joint_states, joints=model.joint_names, time_base=args.time_base,
                                    progress=_Progress("reading", show))
         states = states.select(args.start, args.end)
         check_memory(bag_memory(len(states.t), len(states.joint_names), model.n_dof, args.order),
