@@ -29,14 +29,14 @@ from .dynamics import time_derivatives
 from .errors import InputError, ModelError
 from .trajectory_feedforward import FeedforwardResult
 from .friction import DEFAULT_VS, FrictionModel, load_friction
-from .smoothing import PENALTY_ORDER
-from .timebase import GAP_SPLIT
-from .trajectory import fit_samples
+from .joint_fit import fit_joint_states, fit_segments  # noqa: F401  (fit_segments: part of this module's API)
 from .units import column
 
 MAX_ORDER = 2       # a C^4 (quintic) fit carries q up to q^(4) continuously
 MIN_SAMPLES = 20
-MIN_SEGMENT = 20    # a stretch between gaps shorter than this is fitted with its neighbour
+SUPPORT = 1.0 / 3.0  # an order is supported when its estimated error is at most this share of its RMS
+ERROR_SAMPLES = 20000   # samples (evenly spread) the error estimate carries through the dynamics
+ERROR_DRAWS = (4, 16)   # synthetic recordings per order: at least, at most
 CHUNK = 50000       # samples per batch of the dynamics (bounds the working memory)
 
 
@@ -54,8 +54,11 @@ class BagAnalysis:
     ``friction_fit``: per joint the fitted parameters' standard errors and the residual RMS
     before and after (``friction="fit"`` only); ``rigid_tau`` (m, n): the rigid-body tau
     when friction is used; ``segments``: (start, stop) sample ranges fitted separately;
-    ``fit``: per joint the estimated position noise and the smoothing's cutoff frequency;
-    ``notes``: one line per thing worth a user's attention.
+    ``fit``: per joint the position noise found (encoder step, white noise) and the
+    smoothing's cutoff frequency for each tau order; ``notes``: one line per thing worth a
+    user's attention; ``errors``: the :class:`TorqueErrors` of tau^(k) (see
+    :func:`torque_errors`); ``rigid_taujet`` (m, order+1, n): the rigid-body tau-jet when
+    friction is used.
     """
 
     states: object
@@ -70,6 +73,25 @@ class BagAnalysis:
     fit: dict = field(default_factory=dict)
     notes: tuple = ()
     continuous: Optional[np.ndarray] = None   # (n,) bool: continuous joints (positions unwrapped)
+    errors: Optional["TorqueErrors"] = None
+    rigid_taujet: Optional[np.ndarray] = None
+
+    @property
+    def error_estimate(self):
+        """(order+1, n) estimated RMS error of each reported tau^(k) (SI units), or None."""
+        return None if self.errors is None else self.errors.total
+
+    @property
+    def signal_rms(self):
+        """(order+1, n) RMS of each reported tau^(k)."""
+        return np.sqrt(np.mean(self.result.taujet ** 2, axis=0))
+
+    @property
+    def supported(self):
+        """(order+1, n) bool: the estimated error of tau^(k) is at most SUPPORT (a third) of its
+        RMS (None without an estimate)."""
+        est = self.error_estimate
+        return None if est is None else est <= SUPPORT * self.signal_rms
 
     @property
     def joint_names(self) -> Tuple[str, ...]:
@@ -109,6 +131,7 @@ class BagAnalysis:
         joints = {}
         for j, name in enumerate(self.joint_names):
             entry = {"peak_abs": {f"tau{k}": float(np.abs(r.taujet[:, k, j]).max()) for k in range(order + 1)},
+                     "signal_rms": {f"tau{k}": float(self.signal_rms[k, j]) for k in range(order + 1)},
                      "model_tau_range": float(np.ptp(r.taujet[:, 0, j])),
                      "position_fit_rms": _rms(r.qjet[:, 0, j] - self.position[:, j]), **self.fit.get(name, {})}
             if eff is not None:
@@ -121,6 +144,13 @@ class BagAnalysis:
                     rigid = self.rigid_tau[:, j] - eff[:, j]
                     entry.update(rigid_residual_rms=_rms(rigid),
                                  rigid_residual_rms_percent_of_measured_range=_percent(_rms(rigid), measured_range))
+            if self.errors is not None:
+                per_order = (lambda a: {f"tau{k}": float(a[k, j]) for k in range(order + 1)})
+                entry["error_estimate"] = per_order(self.errors.total)
+                entry["supported"] = {f"tau{k}": bool(self.supported[k, j]) for k in range(order + 1)}
+                entry["end_error_estimate"] = per_order(self.errors.total_ends)
+                if self.friction is not None:
+                    entry["rigid_body_error_estimate"] = per_order(self.errors.rigid)
             if self.planned is not None:
                 entry["tracking_rms"] = _rms(self.position[:, j] - self.planned[:, j])
             if r.u is not None:
@@ -165,26 +195,6 @@ def _rms(x):
 
 def _percent(value, scale):
     return 100.0 * value / scale if scale > 0 else float("nan")
-
-
-def fit_segments(t, period, min_segment=MIN_SEGMENT):
-    """(start, stop) sample ranges between the gaps of t (m,) longer than GAP_SPLIT periods;
-    a range shorter than ``min_segment`` joins its neighbour (its gap is bridged)."""
-    cuts = [0] + [int(i) + 1 for i in np.flatnonzero(np.diff(t) > GAP_SPLIT * period)] + [len(t)]
-    merged = [0]
-    for c in cuts[1:-1]:
-        if c - merged[-1] >= min_segment and len(t) - c >= min_segment:
-            merged.append(c)
-    merged.append(len(t))
-    return list(zip(merged[:-1], merged[1:]))
-
-
-def _cutoff_hz(lam, period, d=PENALTY_ORDER):
-    """The frequency (Hz) where the smoother's gain is 1/2, for level lam (s^(2d-1))."""
-    if lam <= 0:
-        return float("inf")
-    mu = (lam / period ** (2 * d - 1)) ** (-1.0 / d)
-    return float(np.arccos(max(1.0 - mu / 2.0, -1.0)) / (2 * np.pi * period))
 
 
 def fit_friction(qd, residual, joint_names, v_s=DEFAULT_VS):
@@ -245,9 +255,10 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     """Fit the recorded positions of ``states`` and evaluate the model along the fit.
 
     ``model``: :class:`RobotModel`; ``states``: :class:`~hod_dynamics.bag.JointStates` (extra
-    joints are ignored; every model joint must be recorded); ``order`` 0..2; ``actuators``
-    as for :func:`feedforward`; ``smoothing``: noise standard deviation of the positions (rad
-    or m, scalar or (n,) in model order), None: estimated per joint and segment, 0
+    joints and joint-state groups without model joints are ignored; every model joint must
+    be recorded); ``order`` 0..2; ``actuators`` as for :func:`feedforward`; ``smoothing``:
+    noise standard deviation of the positions (rad or m, scalar or (n,) in model order) for
+    the choice of the smoothing, None: the noise found per joint and segment, 0
     interpolates; ``planned``: optional ``(joint_names, t, positions)`` of the plan (see
     :func:`~hod_dynamics.bag.read_planned_positions`); ``progress(done, total)``; ``chunk``:
     samples per batch of the dynamics; ``friction``: None (rigid body only), ``"fit"``
@@ -255,8 +266,10 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     :func:`~hod_dynamics.friction.load_friction` takes (``"urdf"``, a YAML path, a mapping,
     a :class:`~hod_dynamics.friction.FrictionModel`); ``time_base``: None keeps the times of
     ``states``, else a mode of :func:`~hod_dynamics.timebase.resolve_time_base` chosen again.
-    Returns :class:`BagAnalysis`. Raises :class:`InputError` for unknown joints, too few
-    samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction model.
+    Returns :class:`BagAnalysis`, with an error estimate of every tau^(k) (see
+    :func:`torque_errors`). Raises :class:`InputError` for joints no message carries, too
+    few samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction
+    model.
     """
     if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= MAX_ORDER:
         raise InputError(f"order must be 0, 1 or 2, got {order!r}: a smoothing fit of recorded positions "
@@ -279,13 +292,19 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     notes = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        qjet, rigid, segments, fit = _fit_and_dynamics(model, states, columns, inner, smoothing, chunk, progress)
-    notes += warning_notes(caught)
+        fit = fit_joint_states(states, model.joint_names, inner, smoothing=smoothing,
+                               continuous=[ty == "continuous" for ty in model.joint_types])
+        qjet, rigid = _dynamics(model, fit, inner, chunk, progress)
     fit_stats = None
     if friction == "fit":
         fric, fit_stats = fit_friction(qjet[:, 1], states.effort[:, columns] - rigid[:, 0], model.joint_names)
     taujet = rigid if fric is None else rigid + fric.jet(qjet[:, 1:inner + 2])
-    notes += _fit_notes(model.joint_names, fit, fit_stats, qjet[:, 1])
+    with warnings.catch_warnings(record=True) as more:
+        warnings.simplefilter("always")
+        errors = torque_errors(model, fit, order, fric)
+    notes += warning_notes(caught + more)
+    fit_summary = fit.summary()
+    notes += _fit_notes(model.joint_names, fit_summary, fit_stats, qjet[:, 1])
     if friction is None and states.effort is not None:
         notes += _friction_hint(model.joint_names, qjet[:, 1], states.effort[:, columns] - rigid[:, 0])
     result = dict(joint_names=tuple(model.joint_names), t=states.t, qjet=qjet[:, :order + 3],
@@ -295,33 +314,94 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
         result.update(thetajet=thetajet, u=u, elastic=acts.elastic, gear_ratio=acts.gear_ratio)
     return BagAnalysis(states, columns, FeedforwardResult(**result), _planned_at(model, planned, states.t),
                        fric, source if fric is not None else None, fit_stats,
-                       None if fric is None else rigid[:, 0].copy(), tuple(segments), fit, tuple(notes),
-                       np.array([ty == "continuous" for ty in model.joint_types]))
+                       None if fric is None else rigid[:, 0].copy(), tuple(fit.segments), fit_summary,
+                       tuple(notes), np.array([ty == "continuous" for ty in model.joint_types]), errors,
+                       None if fric is None else rigid[:, :order + 1].copy())
 
 
-def _fit_and_dynamics(model, states, columns, inner, smoothing, chunk, progress):
-    """q-jets (m, inner+3, n) of the per-segment fits and the rigid-body tau-jets (m, inner+1, n)."""
-    t = states.t
-    q = _unwrapped(states.position[:, columns], np.array([ty == "continuous" for ty in model.joint_types]))
-    m, n = q.shape
-    period = float(np.median(np.diff(t)))
-    segments = fit_segments(t, period)
+def _dynamics(model, fit, inner, chunk, progress):
+    """q-jets (m, inner+3, n) and rigid-body tau-jets (m, inner+1, n) along ``fit``: tau^(k) and
+    q^(k+2) from the fit for order k (q, qd, qdd from the fit for tau)."""
+    m, n = len(fit.t), len(fit.joint_names)
     qjet = np.empty((m, inner + 3, n))
     rigid = np.empty((m, inner + 1, n))
-    noise, cutoff = np.zeros((len(segments), n)), np.zeros((len(segments), n))
-    for s, (lo, hi) in enumerate(segments):
-        traj, lam, noise[s] = fit_samples(model.joint_names, t[lo:hi], q[lo:hi], smoothing=smoothing, continuity=4)
-        cutoff[s] = [_cutoff_hz(level, period) for level in lam]
-        for a in range(lo, hi, chunk):
-            b = min(a + chunk, hi)
-            qjet[a:b] = traj.jet(t[a:b], inner + 2)
-            rigid[a:b] = time_derivatives(model, qjet[a:b], inner)
-            if progress is not None:
-                progress(b, m)
-    weights = np.array([hi - lo for lo, hi in segments], dtype=float)
-    fit = {nm: {"position_noise": float(np.average(noise[:, j], weights=weights)),
-                "smoothing_cutoff_hz": float(np.min(cutoff[:, j]))} for j, nm in enumerate(model.joint_names)}
-    return qjet, rigid, segments, fit
+    for a in range(0, m, chunk):
+        idx = np.arange(a, min(a + chunk, m))
+        for k in range(inner + 1):
+            jet = fit.jet(k, idx)
+            if k == 0:
+                qjet[idx, :3] = jet
+            else:
+                qjet[idx, k + 2] = jet[:, k + 2]
+            rigid[idx, k] = time_derivatives(model, jet, k)[:, k]
+        if progress is not None:
+            progress(idx[-1] + 1, m)
+    return qjet, rigid
+
+
+@dataclass(frozen=True)
+class TorqueErrors:
+    """The estimated RMS error of tau^(k) per order and joint, (K+1, n) arrays in SI units of
+    each order: ``total`` (of the reported tau^(k), friction included when used) and
+    ``rigid`` (of the rigid-body part alone) over the samples farther than ``end_zone[k]``
+    (s) from the ends of their segment; ``total_ends``, ``rigid_ends`` the same within those
+    end zones, where a fit has data on one side only (larger: the ends of a recording, and
+    both sides of a gap that splits it); ``draws``: synthetic recordings per order;
+    ``samples``: samples carried through the dynamics."""
+
+    total: np.ndarray
+    rigid: np.ndarray
+    total_ends: np.ndarray
+    rigid_ends: np.ndarray
+    end_zone: np.ndarray
+    draws: int
+    samples: int
+
+
+def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
+    """The error each tau^(k), k = 0..order, of the fit ``fit`` (:class:`~hod_dynamics.
+    joint_fit.JointFit`) leaves: the synthetic recordings of :meth:`~hod_dynamics.joint_fit.
+    JointFit.bootstrap` carried through the dynamics (and ``friction``, a
+    :class:`~hod_dynamics.friction.FrictionModel`, when given) at up to ``samples`` evenly
+    spread samples; per joint the RMS over those samples and the draws of tau^(k)(fit of a
+    synthetic recording) - tau^(k)(estimated truth), over the samples away from the segments'
+    ends; within the end zones, where the estimated truth is least sure, from the
+    pseudo-ends of :meth:`~hod_dynamics.joint_fit.JointFit.end_trials` instead (from the
+    synthetic recordings when no segment is long enough for them). Returns
+    :class:`TorqueErrors`."""
+    m, n = len(fit.t), len(fit.joint_names)
+    idx = np.unique(np.linspace(0, m - 1, min(m, samples)).round().astype(int))
+    draws = int(np.clip(np.ceil(4 * ERROR_SAMPLES / len(idx)), *ERROR_DRAWS))
+    total, rigid = np.zeros((order + 1, n)), np.zeros((order + 1, n))
+    total_ends, rigid_ends, zones = np.zeros((order + 1, n)), np.zeros((order + 1, n)), np.zeros(order + 1)
+
+    def squared_errors(truth, jets, k):
+        """(2, T, n) mean over ``jets`` of the squared error of tau^(k) against ``truth``, without
+        and with friction."""
+        true_rigid = time_derivatives(model, truth, k)[:, k]
+        true_fric = None if friction is None else friction.jet(truth[:, 1:k + 2])[:, k]
+        out = np.zeros((2, len(truth), n))
+        for jet in jets:
+            err = time_derivatives(model, jet, k)[:, k] - true_rigid
+            out[0] += err ** 2
+            if friction is not None:
+                err = err + friction.jet(jet[:, 1:k + 2])[:, k] - true_fric
+            out[1] += err ** 2
+        return out / len(jets)
+
+    for k in range(order + 1):
+        truth, fits = fit.bootstrap(k, idx, draws)
+        boot = squared_errors(truth, fits, k)
+        ends = fit.in_end_zone(k, idx)
+        inside = boot[:, ~ends].mean(axis=1) if (~ends).any() else np.zeros((2, n))
+        trials = fit.end_trials(k)
+        near = squared_errors(trials[1], [trials[2]], k).mean(axis=1) if trials is not None else (
+            boot[:, ends].mean(axis=1) if ends.any() else np.zeros((2, n)))
+        rigid[k], total[k] = np.sqrt(inside)
+        # an end has the errors of the inside (noise, missed content) and its own on top
+        rigid_ends[k], total_ends[k] = np.sqrt(near + inside) if trials is not None else np.sqrt(near)
+        zones[k] = fit.end_zone(k)
+    return TorqueErrors(total, rigid, total_ends, rigid_ends, zones, draws, len(idx))
 
 
 def warning_notes(caught):

@@ -89,6 +89,9 @@ class Recording:
                                                  + 0.3 * period * late)).astype(np.int64)
         self.stamps_ns[len(k) // 3] = self.stamps_ns[len(k) // 3 - 1]          # a repeated stamp, new data
         self.receive_ns = self.stamps_ns + np.round(1e9 * rng.exponential(latency, len(k))).astype(np.int64) + 200_000
+        # the message that repeats its predecessor's stamp comes after it (one publisher)
+        rep = len(k) // 3
+        self.receive_ns[rep] = max(self.receive_ns[rep], self.receive_ns[rep - 1] + 1000)
         if clock_step is not None:
             at, jump = clock_step
             self.stamps_ns[self.t >= at] += int(round(jump * 1e9))
@@ -176,6 +179,18 @@ class Recording:
         receive = stamps + np.round(1e9 * rng.exponential(self.latency, len(t))).astype(np.int64) + 200_000
         return JointStream([self.model.joint_names[c] for c in cols], stamps, position, qjet[:, 1][:, cols], torque,
                            receive), t
+
+    def states(self, exact=False, time_base="auto"):
+        """The :class:`~hod_dynamics.bag.JointStates` a bag of :meth:`write` reads back as (the
+        messages in receive order), without the bag."""
+        from hod_dynamics.bag import JointStates
+
+        s = self.stream(exact)
+        order = np.argsort(s.receive_ns, kind="stable")
+        stamps = s.stamps_ns[order]
+        states = JointStates("/joint_states", tuple(s.joint_names), int(stamps[0]), stamps, (stamps - stamps[0]) * 1e-9,
+                             s.position[order], s.velocity[order], s.effort[order], 0, s.receive_ns[order])
+        return states.with_time_base(time_base)
 
     def write(self, path, *, exact=False, effort=True, storage="mcap", streams=()):
         """Record the bag at ``path`` (jittered stamps, or ``exact`` grid stamps), with the
