@@ -370,8 +370,6 @@ def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
     synthetic recordings when no segment is long enough for them). Returns
     :class:`TorqueErrors`."""
     m, n = len(fit.t), len(fit.joint_names)
-    idx = np.unique(np.linspace(0, m - 1, min(m, samples)).round().astype(int))
-    draws = int(np.clip(np.ceil(4 * ERROR_SAMPLES / len(idx)), *ERROR_DRAWS))
     total, rigid = np.zeros((order + 1, n)), np.zeros((order + 1, n))
     total_ends, rigid_ends, zones = np.zeros((order + 1, n)), np.zeros((order + 1, n)), np.zeros(order + 1)
 
@@ -389,19 +387,25 @@ def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
             out[1] += err ** 2
         return out / len(jets)
 
+    draws, used = 0, 0
     for k in range(order + 1):
+        idx = fit.error_samples(k, samples)
+        if not len(idx):                  # every sample near an end: the pseudo-ends cannot be made
+            idx = np.unique(np.linspace(0, m - 1, min(m, samples)).round().astype(int))
+        draws = int(np.clip(np.ceil(4 * ERROR_SAMPLES / len(idx)), *ERROR_DRAWS))
+        used = max(used, len(idx))
         truth, fits = fit.bootstrap(k, idx, draws)
         boot = squared_errors(truth, fits, k)
         ends = fit.in_end_zone(k, idx)
-        inside = boot[:, ~ends].mean(axis=1) if (~ends).any() else np.zeros((2, n))
+        inside = boot[:, ~ends].mean(axis=1) if (~ends).any() else boot.mean(axis=1)
         trials = fit.end_trials(k)
         near = squared_errors(trials[1], [trials[2]], k).mean(axis=1) if trials is not None else (
-            boot[:, ends].mean(axis=1) if ends.any() else np.zeros((2, n)))
+            boot[:, ends].mean(axis=1) if ends.any() else inside)
         rigid[k], total[k] = np.sqrt(inside)
         # an end has the errors of the inside (noise, missed content) and its own on top
         rigid_ends[k], total_ends[k] = np.sqrt(near + inside) if trials is not None else np.sqrt(near)
         zones[k] = fit.end_zone(k)
-    return TorqueErrors(total, rigid, total_ends, rigid_ends, zones, draws, len(idx))
+    return TorqueErrors(total, rigid, total_ends, rigid_ends, zones, draws, used)
 
 
 def warning_notes(caught):

@@ -44,12 +44,13 @@ from scipy.interpolate import make_interp_spline
 
 from .errors import InputError
 from .position_noise import PositionNoise, estimate_noise
-from .smoothing import binned_spectrum, choose_level, noise_level, on_grid, smooth_padded
+from .smoothing import Smoother, binned_spectrum, choose_level, noise_level, on_grid
 from .timebase import GAP_SPLIT
 
 MIN_SEGMENT = 20       # a stretch between gaps shorter than this is fitted with its neighbour
 DEGREE = 5             # the interpolating spline through the smoothed values: C^4, q^(4) for tau''
-PILOT_DRAWS = 8        # synthetic noise recordings for the noise spectrum and the residual's threshold
+PILOT_DRAWS = 8        # synthetic noise recordings for the residual's threshold
+SPECTRUM_DRAWS = 2     # of which for the noise spectrum that the smoothing levels are chosen against
 CHANCE = 10.0          # ln(1 / P): a residual line stands out when above (ln F + CHANCE) times the noise's
 SMOOTH_BINS = 8        # frequencies over which the noise's power is averaged (and over the draws)
 DILATE = 3             # frequencies on each side of a loud one that the content keeps
@@ -59,6 +60,7 @@ TAPER = 16             # kernel widths of the smoothing over which a residual is
                        # and the width of a segment's end zone
 END_SPAN = 4           # end zones of data on each side of a pseudo-end's cut
 END_TRIALS = 8         # pseudo-ends per segment, at most
+ERROR_BLOCKS = 10      # runs of samples where a long recording's error is estimated
 
 
 def fit_segments(t, period, min_segment=MIN_SEGMENT, cuts=()):
@@ -92,12 +94,21 @@ class _Content:
         return np.fft.irfft(full, n=self.M, axis=0)
 
     def jet(self, t, rows):
-        """(len(t), rows, n): the content and its derivatives at times t (s)."""
+        """(len(t), rows, n): the content and its derivatives at times t (s): on its grid by an
+        inverse FFT, elsewhere summed."""
         n = self.coef.shape[1]
         out = np.zeros((len(t), rows, n))
         if not len(self.index):
             return out
         omega = 2 * np.pi * self.index / (self.M * self.h)
+        g = (np.asarray(t) - self.t0) / self.h
+        at = np.round(g).astype(np.int64)
+        if np.all(np.abs(g - at) < 1e-6) and len(t) * len(self.index) > 4 * self.M:
+            full = np.zeros((self.M // 2 + 1, n), dtype=complex)
+            for r in range(rows):
+                full[self.index] = self.coef * ((1j * omega) ** r)[:, None]
+                out[:, r] = np.fft.irfft(full, n=self.M, axis=0)[at]
+            return out
         weight = np.where((self.index == 0) | (2 * self.index == self.M), 1.0, 2.0) / self.M
         c = self.coef * weight[:, None]
         for a in range(0, len(t), 4096):
@@ -206,17 +217,38 @@ class _Piece:
             self.grid = self.t[0] + h * np.arange(at[-1] + 1)
             self.at = at
 
+    def smoother(self, lam):
+        """The :class:`~hod_dynamics.smoothing.Smoother` of levels lam on this piece's grid (or
+        times), factorised once per level."""
+        cache = self.__dict__.setdefault("_smoothers", {})
+        key = np.asarray(lam, dtype=float).tobytes()
+        if key not in cache:
+            cache[key] = Smoother(self.t if self.at is None else self.grid, np.asarray(lam, dtype=float))
+        return cache[key]
+
     def fit(self, y, lam):
-        """The fit of samples y (m_g, n_g) at levels lam (n_g,): (spline, smoothed values at the
-        samples)."""
+        """The fit of samples y (m_g, n_g) at levels lam (n_g,): (its jet, a :class:`_SplineJet`;
+        the smoothed values at the samples)."""
         if self.at is None:
-            values = smooth_padded(self.t, y, lam)
-            return make_interp_spline(self.t, values, k=DEGREE), values
-        values = smooth_padded(self.grid, on_grid(self.t, y)[1], lam)
+            values = self.smoother(lam)(y)
+            return _SplineJet(make_interp_spline(self.t, values, k=DEGREE)), values
+        values = self.smoother(lam)(on_grid(self.t, y)[1])
         exact = np.asarray(lam) <= 0          # interpolation: through the samples themselves
         if exact.any():
             values[:, exact] = make_interp_spline(self.t, y[:, exact], k=DEGREE)(self.grid)
-        return make_interp_spline(self.grid, values, k=DEGREE), values[self.at]
+        return _SplineJet(make_interp_spline(self.grid, values, k=DEGREE)), values[self.at]
+
+    def content_values(self, k):
+        """(m_g, n_g) the missed content of the fit for order k at the samples (cached)."""
+        cache = self.__dict__.setdefault("_content_values", {})
+        if k not in cache:
+            cache[k] = _at_samples(self.content[k], self.t)
+        return cache[k]
+
+    def window(self, start, stop):
+        """The piece's samples with ``start <= t <= stop`` (s), as a piece of their own."""
+        a, b = np.searchsorted(self.t, start), np.searchsorted(self.t, stop, side="right")
+        return _Piece(self.t[a:b], self.y[a:b], self.cols), slice(a, b)
 
 
 def _fit_piece(t, y, cols, max_order, smoothing, seed):
@@ -227,8 +259,9 @@ def _fit_piece(t, y, cols, max_order, smoothing, seed):
     pilot = piece.fit(y, pilot_level)[1]
     piece.noise = estimate_noise(t, y, pilot, rng, noise_level)
     draws = [piece.noise.realize(pilot, rng) for _ in range(PILOT_DRAWS)]
-    spectrum = np.mean([binned_spectrum(t, e, whiten=False)[2] for e in draws], axis=0)
-    piece.levels = [choose_level(t, y, smoothing, derivative=k + 2,
+    spectrum = np.mean([binned_spectrum(t, e, whiten=False)[2] for e in draws[:SPECTRUM_DRAWS]], axis=0)
+    data = binned_spectrum(t, y)
+    piece.levels = [choose_level(t, y, smoothing, derivative=k + 2, spectrum=data,
                                  noise_spectrum=None if smoothing is not None else spectrum)[0]
                     for k in range(max_order + 1)]
     h = float(np.median(np.diff(t)))
@@ -267,37 +300,51 @@ class JointFit:
                 continue
             tt = self.t[idx[sel]]
             for p in pieces:
-                spline = p.splines[k]
-                out[np.ix_(sel, range(rows), p.cols)] = np.stack(
-                    [spline(tt) if r == 0 else spline.derivative(r)(tt) for r in range(rows)], axis=1)
+                out[np.ix_(sel, range(rows), p.cols)] = p.splines[k](tt, rows)
         return out
 
+    def error_samples(self, k, samples):
+        """Sample indices (about ``samples`` of them) where the error of the fit for tau order k
+        is estimated by :meth:`bootstrap`: all samples outside the end zones of the segments
+        (:meth:`end_zone`), or, when there are more, ERROR_BLOCKS runs of them spread evenly
+        over those (the synthetic recordings are then fitted near the runs only)."""
+        inside = np.flatnonzero(~self.in_end_zone(k, np.arange(len(self.t))))
+        if len(inside) <= samples:
+            return inside
+        run = max(samples // ERROR_BLOCKS, 1)
+        starts = np.linspace(0, len(inside) - run, ERROR_BLOCKS).round().astype(int)
+        return np.unique(np.concatenate([inside[s:s + run] for s in starts]))
+
     def bootstrap(self, k, idx, draws):
-        """The estimated truth and ``draws`` synthetic fits for tau order k at the samples idx:
-        ``(truth (len(idx), k+3, n), [fit (len(idx), k+3, n)] * draws)`` (see the module
-        docstring); the same numbers for the same data (seeded by segment and source)."""
+        """The estimated truth and ``draws`` synthetic fits for tau order k at the samples idx
+        (of :meth:`error_samples`): ``(truth (len(idx), k+3, n), [fit (len(idx), k+3, n)] *
+        draws)`` (see the module docstring); the same numbers for the same data (seeded by
+        segment and source). Each run of consecutive samples of idx is fitted with the data
+        one end zone (:meth:`end_zone`) around it, which is as good as the whole segment
+        there (beyond that a smoothing's kernel has died out)."""
         idx = np.asarray(idx)
         rows, n = k + 3, len(self.joint_names)
         truth = np.empty((len(idx), rows, n))
         fits = [np.empty((len(idx), rows, n)) for _ in range(draws)]
+        margin = self.end_zone(k)
         for (lo, hi), pieces in zip(self.segments, self.pieces):
-            sel = (idx >= lo) & (idx < hi)
-            if not sel.any():
-                continue
-            tt = self.t[idx[sel]]
+            sel = np.flatnonzero((idx >= lo) & (idx < hi))
             for p in pieces:
-                where = np.ix_(sel, range(rows), p.cols)
-                content = p.content[k]
-                spline = p.splines[k]
-                truth[where] = np.stack([spline(tt) if r == 0 else spline.derivative(r)(tt) for r in range(rows)],
-                                        axis=1) + content.jet(tt, rows)
-                true_values = p.values[k] + _at_samples(content, p.t)
-                rng = np.random.default_rng(list(p.seed) + [k])
+                tt = self.t[idx[sel]]
+                truth[np.ix_(sel, range(rows), p.cols)] = p.splines[k](tt, rows) + p.content[k].jet(tt, rows)
+        breaks = np.flatnonzero(np.diff(idx) > 1) + 1
+        for run in np.split(np.arange(len(idx)), breaks):
+            at = idx[run]
+            tt = self.t[at]
+            s = int(np.searchsorted([hi for _, hi in self.segments], at[0], side="right"))
+            for p in self.pieces[s]:
+                where = np.ix_(run, range(rows), p.cols)
+                part, sel = p.window(tt[0] - margin, tt[-1] + margin)
+                true_values = p.values[k][sel] + p.content_values(k)[sel]
+                rng = np.random.default_rng(list(p.seed) + [k, int(at[0])])
                 for d in range(draws):
                     synthetic = true_values + p.noise.realize(true_values, rng)
-                    fitted = p.fit(synthetic, p.levels[k])[0]
-                    fits[d][where] = np.stack([fitted(tt) if r == 0 else fitted.derivative(r)(tt)
-                                               for r in range(rows)], axis=1)
+                    fits[d][where] = part.fit(synthetic, p.levels[k])[0](tt, rows)
         return truth, fits
 
     def end_zone(self, k):
@@ -353,8 +400,7 @@ class JointFit:
                     cut = np.empty((len(idx), rows, n))
                     tt = self.t[idx]
                     for cols, spline in fits:
-                        cut[:, :, cols] = np.stack([spline(tt) if r == 0 else spline.derivative(r)(tt)
-                                                    for r in range(rows)], axis=1)
+                        cut[:, :, cols] = spline(tt, rows)
                     found.append((idx, self.jet(k, idx), cut))
         if not found:
             return None
@@ -383,6 +429,18 @@ class JointFit:
             result[name] = {"position_noise": float(np.sqrt(white ** 2 + step ** 2 / 12)), "encoder_step": step,
                             "white_noise": white, "smoothing_cutoff_hz": e["cutoff"]}
         return result
+
+
+class _SplineJet:
+    """A spline and its derivatives (built on first use): ``jet(t, rows)`` is (len(t), rows, n)."""
+
+    def __init__(self, spline):
+        self.splines = [spline]
+
+    def __call__(self, t, rows):
+        while len(self.splines) < rows:
+            self.splines.append(self.splines[-1].derivative())
+        return np.stack([self.splines[r](t) for r in range(rows)], axis=1)
 
 
 def _at_samples(content, t):

@@ -150,15 +150,16 @@ def noise_level(t, y):
     return np.sqrt(np.median(S[len(omega) // 2:], axis=0) / (1.0 - 2.0 / (9.0 * dof)) ** 3)
 
 
-def choose_level(t, y, noise=None, *, derivative=DERIVATIVE, noise_spectrum=None, d=PENALTY_ORDER):
+def choose_level(t, y, noise=None, *, derivative=DERIVATIVE, noise_spectrum=None, spectrum=None, d=PENALTY_ORDER):
     """Smoothing levels lam (n,) (units s^(2d-1)) and the noise std s (n,) used, for samples
     y (m, n) at times t (m,) (see the module docstring), chosen for the error of the
     ``derivative``-th derivative. ``noise``: s per joint (scalar or (n,)), None: estimated
     (:func:`noise_level`); ``noise_spectrum`` (B, n): the noise's spectrum in the bins of
     :func:`binned_spectrum` (e.g. that of synthetic recording errors at the same times), for
-    noise that is not white (an encoder's staircase); it replaces ``noise``."""
+    noise that is not white (an encoder's staircase); it replaces ``noise``. ``spectrum``: the
+    result of :func:`binned_spectrum` of (t, y) when already at hand."""
     y = np.asarray(y, dtype=float)
-    h, om, mean, count, dof = binned_spectrum(t, y)
+    h, om, mean, count, dof = binned_spectrum(t, y) if spectrum is None else spectrum
     if noise_spectrum is not None:
         s2 = np.asarray(noise_spectrum, dtype=float)
         s = np.sqrt(np.median(s2[len(s2) // 2:], axis=0))
@@ -217,55 +218,86 @@ def _banded_matvec(ab, x):
     return out
 
 
-def smooth(t, y, lam, d=PENALTY_ORDER, weights=None):
-    """The smoothed values (m, n) of y (m, n) at times t (m,) with levels lam (n,) (0: y).
-    ``weights`` (m,): of each sample in the fit's data term (default 1; 0 for a grid point
-    without a sample: the penalty alone sets its value, Eilers' smoother with missing data)."""
+class Smoother:
+    """The discrete smoothing spline of levels lam (n,) (s^(2d-1); 0: none) at times t (m,),
+    each end of the data extended by a polynomial (degree :data:`PAD_DEGREE`, least squares
+    over the PAD_FIT * width samples at that end; width the smoother's equivalent kernel
+    width lam^(1/2d) in samples), so that the penalty's natural end conditions (the d-th and
+    higher derivatives vanish) act in the extension and not on the data. Factorised once:
+    calling it on positions y (m, n) returns their smoothed values (m, n), at the cost of a
+    few banded solves (synthetic recordings are smoothed by the same smoother many times)."""
+
+    def __init__(self, t, lam, d=PENALTY_ORDER):
+        t = np.asarray(t, dtype=float)
+        self.m, self.d = len(t), d
+        self.lam = np.asarray(lam, dtype=float)
+        h = float(np.median(np.diff(t))) if self.m > 1 else 1.0
+        width = float(np.max(self.lam / h ** (2 * d - 1), initial=0.0)) ** (1.0 / (2 * d))
+        pad = min(int(np.ceil(PAD_FIT * width)), self.m - 1)
+        self.ends = None
+        if pad >= 2 and self.m >= 2 * (PAD_DEGREE + 1):
+            fit = max(pad, 2 * (PAD_DEGREE + 1))
+            before = t[0] - h * np.arange(pad, 0, -1)
+            after = t[-1] + h * np.arange(1, pad + 1)
+            # the extensions are linear in the data: (pad, fit) maps from the samples at each end
+            self.ends = (fit, _extension(t[:fit], before), _extension(t[-fit:], after))
+            t = np.r_[before, t, after]
+        self.pad = pad if self.ends is not None else 0
+        self.factors = {}
+        if len(t) > d:
+            band = _penalty_band(t, d)
+            for c, level in enumerate(np.broadcast_to(self.lam, (self.lam.size,)) if self.lam.ndim else [self.lam]):
+                if level > 0:
+                    ab = level * band
+                    ab[d] += 1.0
+                    self.factors[c] = (ab, cholesky_banded(ab, lower=False, check_finite=False))
+
+    def __call__(self, y):
+        y = np.asarray(y, dtype=float)
+        if self.ends is not None:
+            fit, before, after = self.ends
+            y = np.concatenate([np.tensordot(before, y[:fit], axes=1), y, np.tensordot(after, y[-fit:], axes=1)])
+        out = y.copy()
+        for c, (ab, chol) in self.factors.items():
+            f = cho_solve_banded((chol, False), y[:, c], check_finite=False)
+            for _ in range(REFINE):   # the system is ill-conditioned at high levels
+                f += cho_solve_banded((chol, False), y[:, c] - _banded_matvec(ab, f), check_finite=False)
+            out[:, c] = f
+        return out[self.pad:self.pad + self.m]
+
+
+def _extension(ts, at):
+    """(len(at), len(ts)): the least-squares polynomial of degree PAD_DEGREE through values at
+    times ts, evaluated at times at, as weights on the values."""
+    centre = ts.mean()
+    scale = max(float(np.ptp(ts)), 1e-300)
+    V = np.vander((ts - centre) / scale, PAD_DEGREE + 1)
+    return np.vander((at - centre) / scale, PAD_DEGREE + 1) @ np.linalg.pinv(V)
+
+
+def smooth(t, y, lam, d=PENALTY_ORDER):
+    """The smoothed values (m, n) of y (m, n) at times t (m,) with levels lam (n,) (0: y), the
+    penalty's natural end conditions at the data's ends."""
     t = np.asarray(t, dtype=float)
     y = np.asarray(y, dtype=float)
     out = y.copy()
     if len(t) <= d:
         return out
-    w = np.ones(len(t)) if weights is None else np.asarray(weights, dtype=float)
     band = _penalty_band(t, d)
     for c, level in enumerate(np.broadcast_to(lam, (y.shape[1],))):
         if level > 0:
             ab = level * band
-            ab[d] += w
-            rhs = w * y[:, c]
+            ab[d] += 1.0
             chol = cholesky_banded(ab, lower=False, check_finite=False)
-            f = cho_solve_banded((chol, False), rhs, check_finite=False)
+            f = cho_solve_banded((chol, False), y[:, c], check_finite=False)
             for _ in range(REFINE):   # the system is ill-conditioned at high levels
-                f += cho_solve_banded((chol, False), rhs - _banded_matvec(ab, f), check_finite=False)
+                f += cho_solve_banded((chol, False), y[:, c] - _banded_matvec(ab, f), check_finite=False)
             out[:, c] = f
     return out
 
 
-def smooth_padded(t, y, lam, d=PENALTY_ORDER, weights=None):
-    """:func:`smooth` with each end extended by a polynomial (degree :data:`PAD_DEGREE`, least
-    squares over the PAD_FIT * width samples at that end; width the smoother's equivalent
-    kernel width lam^(1/2d) in samples), so that the penalty's natural end conditions (the
-    d-th and higher derivatives vanish) act in the extension and not on the data. ``weights``
-    as for :func:`smooth` (the end polynomials are fitted to the weighted samples). Returns
-    the smoothed values (m, n) at t."""
-    t = np.asarray(t, dtype=float)
+def smooth_padded(t, y, lam, d=PENALTY_ORDER):
+    """The smoothed values (m, n) of y (m, n) at times t (m,) with levels lam (n,), the ends
+    padded (see :class:`Smoother`)."""
     y = np.asarray(y, dtype=float)
-    m = len(t)
-    w = np.ones(m) if weights is None else np.asarray(weights, dtype=float)
-    h = float(np.median(np.diff(t)))
-    width = float(np.max(np.asarray(lam) / h ** (2 * d - 1), initial=0.0)) ** (1.0 / (2 * d))
-    pad = min(int(np.ceil(PAD_FIT * width)), m - 1)
-    if pad < 2 or m < 2 * (PAD_DEGREE + 1):
-        return smooth(t, y, lam, d, w)
-    fit = max(pad, 2 * (PAD_DEGREE + 1))
-    ends = []
-    for side in (slice(0, fit), slice(m - fit, m)):
-        ts = t[side] - t[side].mean()
-        coef = np.polynomial.polynomial.polyfit(ts, y[side], PAD_DEGREE, w=np.sqrt(w[side]))
-        ends.append((t[side].mean(), coef))
-    before = t[0] - h * np.arange(pad, 0, -1)
-    after = t[-1] + h * np.arange(1, pad + 1)
-    ya = np.polynomial.polynomial.polyval(before - ends[0][0], ends[0][1]).T
-    yb = np.polynomial.polynomial.polyval(after - ends[1][0], ends[1][1]).T
-    out = smooth(np.r_[before, t, after], np.vstack([ya, y, yb]), lam, d, np.r_[np.ones(pad), w, np.ones(pad)])
-    return out[pad:pad + m]
+    return Smoother(t, np.broadcast_to(np.asarray(lam, dtype=float), (y.shape[1],)), d)(y)
