@@ -232,14 +232,14 @@ def bench_floating(name, quick):
         median_time(lambda: hd.inverse_dynamics(model, q[0], v[0], a[0]), BUDGET), "rnea")
     for order, jet in ((2, vjet2), (4, vjet4)):
         add(f"hd.time_derivatives order {order}", 1,
-            median_time(lambda: hd.time_derivatives(model, q[0], jet[0], order), BUDGET),
+            median_time(lambda: hd.time_derivatives_floating(model, q[0], jet[0], order), BUDGET),
             "fd_route")
         add(f"hd.time_derivatives order {order}", B,
-            median_time(lambda: hd.time_derivatives(model, q, jet, order), BUDGET) / B,
+            median_time(lambda: hd.time_derivatives_floating(model, q, jet, order), BUDGET) / B,
             "fd_route")
     Bn = min(B, 1000)
     add("hd.time_derivatives order 2, numpy backend", Bn, median_time(
-        lambda: hd.time_derivatives(model, q[:Bn], vjet2[:Bn], 2, backend="numpy"), BUDGET) / Bn,
+        lambda: hd.time_derivatives_floating(model, q[:Bn], vjet2[:Bn], 2, backend="numpy"), BUDGET) / Bn,
         "fd_route")
     add("hd.id_partials", 1,
         median_time(lambda: hd.id_partials(model, q[0], v[0], a[0]), BUDGET), "rnea_derivatives")

@@ -1,6 +1,6 @@
 """hod_dynamics: inverse dynamics of URDF robots and its time derivatives of any order.
 
-The public API (everything a user needs is importable from here)::
+What a user of the dynamics needs is importable from here::
 
     import hod_dynamics as hd
     model = hd.RobotModel.from_urdf("robot.urdf")
@@ -8,44 +8,91 @@ The public API (everything a user needs is importable from here)::
     jets = hd.time_derivatives(model, qjet, order=2)      # (..., 3, n): tau, tau', tau''
     qdd = hd.forward_dynamics(model, q, qd, tau)          # (..., n)
     J = hd.frame_jacobian(model, q, "tool_link")          # (..., 6, n), rows (omega, v)
+
+The applications built on it are modules of their own, imported by name:
+:mod:`hod_dynamics.trajectory_feedforward` (feedforward along a trajectory, CSV and NPZ export),
+:mod:`hod_dynamics.actuators` (motor references of elastic joints), :mod:`hod_dynamics.bag` and
+:mod:`hod_dynamics.analysis` (recorded joint states), :mod:`hod_dynamics.closed_form` (the
+closed-form terms and their derivatives), :mod:`hod_dynamics.floating` (floating bases).
+
+Names of earlier releases that moved into those modules still work here for one release,
+with a :class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning` naming the new place.
+:class:`Trajectory` and :func:`load_trajectory` (scipy) are imported on first use.
 """
 
-from .analysis import BagAnalysis, analyze_joint_states, write_report
-from .actuators import (SEA, VSA, ActuatorSet, AntagonisticExponential, CubicSpring, Rigid,
-                        load_actuators)
-from .closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
-                          gravity_derivatives, mass_matrix_derivatives)
+from . import floating  # noqa: F401  hd.floating
 from .crba import kinetic_energy, mass_matrix
-from .bag import JointStates, read_joint_states
+from .deprecation import module_getattr
 from .dynamics import inverse_dynamics, time_derivatives
 from .eom import coriolis_matrix, gravity_torques
 from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
-from .trajectory_feedforward import FeedforwardResult, feedforward, save_csv
+from .floating import time_derivatives_floating
 from .forward import forward_dynamics
-from .friction import FrictionModel, load_friction, save_friction
+from .friction import FrictionModel, load_friction
+from .inertia import inertial_parameters
 from .kinematics import frame_jacobian, frame_pose
-from .model import Frame, RobotModel
-from .partials import (SecondPartialsData, id_partials, id_partials_directional,
-                       id_second_order_rate, id_second_partials)
-from .robots import load_robot, robot_path, share_path, shipped_robots
-from .trajectory import (LimitReport, LimitViolation, Trajectory, load_trajectory,
-                         shipped_trajectories)
-from . import floating, paper_examples  # noqa: F401  re-exported: hd.floating, hd.paper_examples
+from .model import RobotModel
+from .partials import id_partials
+from .regressors import regressor, regressor_time_derivatives
+from .second_partials import (SecondPartialsData, id_partials_directional, id_second_order_rate,
+                              id_second_partials)
+from .robots import load_robot, robot_path, shipped_robots
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Frame", "HodDynamicsError", "HodDynamicsWarning", "InputError", "ModelError", "RobotModel", "TrajectoryError",
-    "coriolis_matrix_derivatives", "external_wrench_derivatives", "gravity_derivatives",
-    "mass_matrix_derivatives",
-    "SecondPartialsData", "id_partials", "id_partials_directional", "id_second_order_rate",
-    "id_second_partials",
-    "coriolis_matrix", "forward_dynamics", "frame_jacobian", "frame_pose", "gravity_torques",
-    "inverse_dynamics", "kinetic_energy", "load_robot", "mass_matrix", "robot_path",
-    "shipped_robots", "time_derivatives",
-    "ActuatorSet", "AntagonisticExponential", "CubicSpring", "FeedforwardResult", "LimitReport",
-    "LimitViolation", "Rigid", "SEA", "Trajectory", "VSA", "feedforward", "load_actuators",
-    "load_trajectory", "save_csv", "share_path", "shipped_trajectories",
-    "BagAnalysis", "JointStates", "analyze_joint_states", "read_joint_states", "write_report",
-    "FrictionModel", "load_friction", "save_friction",
+    "RobotModel", "load_robot", "robot_path", "shipped_robots",
+    "inverse_dynamics", "time_derivatives", "time_derivatives_floating", "forward_dynamics",
+    "mass_matrix", "kinetic_energy", "gravity_torques", "coriolis_matrix",
+    "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",
+    "SecondPartialsData",
+    "frame_pose", "frame_jacobian",
+    "FrictionModel", "load_friction", "Trajectory", "load_trajectory",
+    "inertial_parameters", "regressor", "regressor_time_derivatives",
+    "HodDynamicsError", "InputError", "ModelError", "TrajectoryError", "HodDynamicsWarning",
 ]
+
+# imported on first use: scipy's splines cost more than the rest of the package together
+_LAZY = {"Trajectory": "hod_dynamics.trajectory:Trajectory",
+         "load_trajectory": "hod_dynamics.trajectory:load_trajectory"}
+_LAZY.update({name: f"hod_dynamics.{name}" for name in (
+    "actuators", "analysis", "backend", "bag", "base_parameters", "cli", "closed_form", "crba", "dispatch",
+    "dynamics", "eom", "errors", "excitation", "forward", "friction", "identification", "inertia", "jets",
+    "kinematics", "model", "msgfields", "paper_examples", "partials", "plots", "recursive", "regressors",
+    "robots", "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward",
+    "units", "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
+
+# the names of earlier releases, kept for one release: application layers and families
+_MOVED = {
+    "Frame": "hod_dynamics.model:Frame",
+    "coriolis_matrix_derivatives": "hod_dynamics.closed_form:coriolis_matrix_derivatives",
+    "external_wrench_derivatives": "hod_dynamics.closed_form:external_wrench_derivatives",
+    "gravity_derivatives": "hod_dynamics.closed_form:gravity_derivatives",
+    "mass_matrix_derivatives": "hod_dynamics.closed_form:mass_matrix_derivatives",
+    "ActuatorSet": "hod_dynamics.actuators:ActuatorSet",
+    "AntagonisticExponential": "hod_dynamics.actuators:AntagonisticExponential",
+    "CubicSpring": "hod_dynamics.actuators:CubicSpring",
+    "Rigid": "hod_dynamics.actuators:Rigid",
+    "SEA": "hod_dynamics.actuators:SEA",
+    "VSA": "hod_dynamics.actuators:VSA",
+    "load_actuators": "hod_dynamics.actuators:load_actuators",
+    "FeedforwardResult": "hod_dynamics.trajectory_feedforward:FeedforwardResult",
+    "feedforward": "hod_dynamics.trajectory_feedforward:feedforward",
+    "save_csv": "hod_dynamics.trajectory_feedforward:save_csv",
+    "LimitReport": "hod_dynamics.trajectory:LimitReport",
+    "LimitViolation": "hod_dynamics.trajectory:LimitViolation",
+    "shipped_trajectories": "hod_dynamics.trajectory:shipped_trajectories",
+    "share_path": "hod_dynamics.robots:share_path",
+    "BagAnalysis": "hod_dynamics.analysis:BagAnalysis",
+    "analyze_joint_states": "hod_dynamics.analysis:analyze_joint_states",
+    "write_report": "hod_dynamics.analysis:write_report",
+    "JointStates": "hod_dynamics.bag:JointStates",
+    "read_joint_states": "hod_dynamics.bag:read_joint_states",
+    "save_friction": "hod_dynamics.friction:save_friction",
+}
+
+__getattr__ = module_getattr(__name__, _MOVED, _LAZY, globals())
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -18,6 +18,15 @@ Structure exploited (same numbers, fewer operations):
   and :func:`_rnea_one` runs the same recursion on scalars, sample by sample (a single
   sample: ~3 us instead of ~11 us on the Panda at order 2).
 
+The model arrays each kernel reads are packed beside it, at the end of this module, once per
+model (:func:`rnea_kernel`, :func:`kernel_model`, :func:`z_geometry`); the dispatcher
+(:mod:`hod_dynamics.dispatch`) chooses the kernel and hands it validated arrays.
+
+Longer than the package's other modules (about 1,300 lines): the recursion is written out three
+times for the compiler (joint-aligned frames in SIMD lanes and one by one, the general form,
+a floating base), each with helpers that one version alone needs; splitting them would split
+helpers from their only callers.
+
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 ``cache=True`` stores the machine code next to this file (or in numba's user-wide cache
 when the install is read-only); without any writable cache location it compiles in memory.
@@ -28,6 +37,9 @@ import warnings
 
 import numba
 import numpy as np
+
+from .model import per_model
+from .spatial import Ad, inverse
 
 
 def _njit(f, **extra):
@@ -294,6 +306,84 @@ def _scalar_body_wrench(M, i, V, G, h, W, K):
             W[i, k, 5] += u0 * F1 - u1 * F0
 
 
+@_inline
+def _forward_body(parents, screws, R0, P0, g0, jet, b, i, K, fact, R, P, V, G, wc, E, floating, VR, GR, br):
+    """The forward pass of body i for sample b, on scalars: R, P (n, K+1, 3, 3) the blocks of
+    the coefficients of ``Ad_{C_{i,parent}}``, V (n, K+1, 6) the twist, G (n, K, 3) the linear
+    part of the gravity twist; wc (K+1,) and E (3, 3) scratch. A floating base (``floating``)
+    moves the bodies without a parent with the twist coefficients ``VR[br]`` (K+1, 6) and
+    gravity ``GR[br]`` (K, 3); a fixed base has the constant gravity (0, -g) of ``g0``."""
+    par = parents[i]
+    for k in range(K + 1):
+        wc[k] = jet[b, k + 1, i] / fact[k]
+    w0, w1, w2 = screws[i, 0], screws[i, 1], screws[i, 2]
+    v0, v1, v2 = screws[i, 3], screws[i, 4], screws[i, 5]
+    # Ad_0 = Ad(exp(-X q)) Ad(B^-1): R = E R0, P = p~ E R0 + E P0
+    p0, p1, p2 = screw_exp(screws, i, -jet[b, 0, i], E)
+    for c in range(3):
+        for r in range(3):
+            R[i, 0, r, c] = (E[r, 0] * R0[i, 0, c] + E[r, 1] * R0[i, 1, c]
+                             + E[r, 2] * R0[i, 2, c])
+            P[i, 0, r, c] = (E[r, 0] * P0[i, 0, c] + E[r, 1] * P0[i, 1, c]
+                             + E[r, 2] * P0[i, 2, c])
+        r0, r1, r2 = R[i, 0, 0, c], R[i, 0, 1, c], R[i, 0, 2, c]
+        P[i, 0, 0, c] += p1 * r2 - p2 * r1
+        P[i, 0, 1, c] += p2 * r0 - p0 * r2
+        P[i, 0, 2, c] += p0 * r1 - p1 * r0
+    # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j, column by column
+    for k in range(1, K + 1):
+        s = -1.0 / k
+        for c in range(3):
+            a0 = a1 = a2 = e0 = e1 = e2 = 0.0
+            for j in range(k):
+                f = wc[k - 1 - j]
+                a0 += f * R[i, j, 0, c]
+                a1 += f * R[i, j, 1, c]
+                a2 += f * R[i, j, 2, c]
+                e0 += f * P[i, j, 0, c]
+                e1 += f * P[i, j, 1, c]
+                e2 += f * P[i, j, 2, c]
+            R[i, k, 0, c] = s * (w1 * a2 - w2 * a1)
+            R[i, k, 1, c] = s * (w2 * a0 - w0 * a2)
+            R[i, k, 2, c] = s * (w0 * a1 - w1 * a0)
+            P[i, k, 0, c] = s * (v1 * a2 - v2 * a1 + w1 * e2 - w2 * e1)
+            P[i, k, 1, c] = s * (v2 * a0 - v0 * a2 + w2 * e0 - w0 * e2)
+            P[i, k, 2, c] = s * (v0 * a1 - v1 * a0 + w0 * e1 - w1 * e0)
+    # V_k = wc_k X + sum_j Ad_j V_par,k-j;  G_k = sum_j R_j G_par,k-j (linear part only)
+    for k in range(K + 1):
+        for r in range(6):
+            V[i, k, r] = wc[k] * screws[i, r]
+        if k < K:
+            G[i, k, 0] = G[i, k, 1] = G[i, k, 2] = 0.0
+        for j in range(k + 1):
+            if par < 0 and not floating:
+                if j == k and k < K:  # the fixed base: G = (0, -g), constant
+                    for r in range(3):
+                        G[i, k, r] = (R[i, k, r, 0] * g0[3] + R[i, k, r, 1] * g0[4]
+                                      + R[i, k, r, 2] * g0[5])
+                continue
+            m = k - j
+            gp0 = gp1 = gp2 = 0.0
+            if par < 0:  # the floating base's twist and gravity
+                x0, x1, x2 = VR[br, m, 0], VR[br, m, 1], VR[br, m, 2]
+                x3, x4, x5 = VR[br, m, 3], VR[br, m, 4], VR[br, m, 5]
+                if k < K:
+                    gp0, gp1, gp2 = GR[br, m, 0], GR[br, m, 1], GR[br, m, 2]
+            else:
+                x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
+                x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
+                if k < K:
+                    gp0, gp1, gp2 = G[par, m, 0], G[par, m, 1], G[par, m, 2]
+            for r in range(3):
+                V[i, k, r] += R[i, j, r, 0] * x0 + R[i, j, r, 1] * x1 + R[i, j, r, 2] * x2
+                V[i, k, r + 3] += (P[i, j, r, 0] * x0 + P[i, j, r, 1] * x1 + P[i, j, r, 2] * x2
+                                   + R[i, j, r, 0] * x3 + R[i, j, r, 1] * x4
+                                   + R[i, j, r, 2] * x5)
+                if k < K:
+                    G[i, k, r] += (R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1
+                                   + R[i, j, r, 2] * gp2)
+
+
 @_njit
 def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P, V, G, W,
               h, wc, E, VR, GR, WR):
@@ -311,75 +401,7 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
     has_w = wext.shape[1] > 0
     floating = VR.shape[0] > 0
     for i in range(n):
-        par = parents[i]
-        for k in range(K + 1):
-            wc[k] = jet[b, k + 1, i] / fact[k]
-        w0, w1, w2 = screws[i, 0], screws[i, 1], screws[i, 2]
-        v0, v1, v2 = screws[i, 3], screws[i, 4], screws[i, 5]
-        # Ad_0 = Ad(exp(-X q)) Ad(B^-1): R = E R0, P = p~ E R0 + E P0
-        p0, p1, p2 = screw_exp(screws, i, -jet[b, 0, i], E)
-        for c in range(3):
-            for r in range(3):
-                R[i, 0, r, c] = (E[r, 0] * R0[i, 0, c] + E[r, 1] * R0[i, 1, c]
-                                 + E[r, 2] * R0[i, 2, c])
-                P[i, 0, r, c] = (E[r, 0] * P0[i, 0, c] + E[r, 1] * P0[i, 1, c]
-                                 + E[r, 2] * P0[i, 2, c])
-            r0, r1, r2 = R[i, 0, 0, c], R[i, 0, 1, c], R[i, 0, 2, c]
-            P[i, 0, 0, c] += p1 * r2 - p2 * r1
-            P[i, 0, 1, c] += p2 * r0 - p0 * r2
-            P[i, 0, 2, c] += p0 * r1 - p1 * r0
-        # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j, column by column
-        for k in range(1, K + 1):
-            s = -1.0 / k
-            for c in range(3):
-                a0 = a1 = a2 = e0 = e1 = e2 = 0.0
-                for j in range(k):
-                    f = wc[k - 1 - j]
-                    a0 += f * R[i, j, 0, c]
-                    a1 += f * R[i, j, 1, c]
-                    a2 += f * R[i, j, 2, c]
-                    e0 += f * P[i, j, 0, c]
-                    e1 += f * P[i, j, 1, c]
-                    e2 += f * P[i, j, 2, c]
-                R[i, k, 0, c] = s * (w1 * a2 - w2 * a1)
-                R[i, k, 1, c] = s * (w2 * a0 - w0 * a2)
-                R[i, k, 2, c] = s * (w0 * a1 - w1 * a0)
-                P[i, k, 0, c] = s * (v1 * a2 - v2 * a1 + w1 * e2 - w2 * e1)
-                P[i, k, 1, c] = s * (v2 * a0 - v0 * a2 + w2 * e0 - w0 * e2)
-                P[i, k, 2, c] = s * (v0 * a1 - v1 * a0 + w0 * e1 - w1 * e0)
-        # V_k = wc_k X + sum_j Ad_j V_par,k-j;  G_k = sum_j R_j G_par,k-j (linear part only)
-        for k in range(K + 1):
-            for r in range(6):
-                V[i, k, r] = wc[k] * screws[i, r]
-            if k < K:
-                G[i, k, 0] = G[i, k, 1] = G[i, k, 2] = 0.0
-            for j in range(k + 1):
-                if par < 0 and not floating:
-                    if j == k and k < K:  # the fixed base: G = (0, -g), constant
-                        for r in range(3):
-                            G[i, k, r] = (R[i, k, r, 0] * g0[3] + R[i, k, r, 1] * g0[4]
-                                          + R[i, k, r, 2] * g0[5])
-                    continue
-                m = k - j
-                gp0 = gp1 = gp2 = 0.0
-                if par < 0:  # the floating base's twist and gravity
-                    x0, x1, x2 = VR[b, m, 0], VR[b, m, 1], VR[b, m, 2]
-                    x3, x4, x5 = VR[b, m, 3], VR[b, m, 4], VR[b, m, 5]
-                    if k < K:
-                        gp0, gp1, gp2 = GR[b, m, 0], GR[b, m, 1], GR[b, m, 2]
-                else:
-                    x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
-                    x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
-                    if k < K:
-                        gp0, gp1, gp2 = G[par, m, 0], G[par, m, 1], G[par, m, 2]
-                for r in range(3):
-                    V[i, k, r] += R[i, j, r, 0] * x0 + R[i, j, r, 1] * x1 + R[i, j, r, 2] * x2
-                    V[i, k, r + 3] += (P[i, j, r, 0] * x0 + P[i, j, r, 1] * x1 + P[i, j, r, 2] * x2
-                                       + R[i, j, r, 0] * x3 + R[i, j, r, 1] * x4
-                                       + R[i, j, r, 2] * x5)
-                    if k < K:
-                        G[i, k, r] += (R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1
-                                       + R[i, j, r, 2] * gp2)
+        _forward_body(parents, screws, R0, P0, g0, jet, b, i, K, fact, R, P, V, G, wc, E, floating, VR, GR, b)
         # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
         _scalar_body_wrench(inertias, i, V, G, h, W, K)
         if has_w:
@@ -568,7 +590,7 @@ def rnea_jets(parents, geometry, jet, K, wext, out):
     ``geometry``; :func:`rnea_jets_general` otherwise: it is compiled only when used).
 
     ``parents`` (n,) int; ``geometry`` the model's arrays end to end
-    (:func:`hod_dynamics.recursive._kernel_geometry`): those of :func:`model_arrays`, the flag,
+    (:func:`kernel_geometry`): those of :func:`model_arrays`, the flag,
     those of :func:`z_model_arrays` (one argument rather than a dozen: numba converts every
     array argument on every call, ~0.1 us apiece, which a single sample notices); ``jet``
     (B, >=K+2, n) derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor
@@ -716,7 +738,7 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
 
 # -- batches in joint-aligned body frames --------------------------------------------------------
 # Body i's frame moved onto its joint axis (z along the axis, origin on it; the model arrays
-# are re-expressed there once per model by :func:`hod_dynamics.recursive._z_geometry`) makes
+# are re-expressed there once per model by :func:`z_geometry`) makes
 # the joint motion a rotation about z (or a translation along z): Ad(exp(-Z q)) then acts on
 # the (x, y) components of a twist or wrench as the complex factor exp(-i q(t)), whose Taylor
 # coefficients take O(K^2) flops, and the constant part Ad(H) of the joint transform is
@@ -727,7 +749,7 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
 @_njit
 def z_model_arrays(zgeo, n):
     """(kinds (n,) 0 revolute / 1 prismatic, RH (n, 3, 3), pH (n, 3), M (n, 6, 6), Tw (n, 6, 6),
-    g0 (3,)): views of the flat array of :func:`hod_dynamics.recursive._z_geometry`: ``Ad(H_i)
+    g0 (3,)): views of the flat array of :func:`z_geometry`: ``Ad(H_i)
     = [[RH, 0], [pH~ RH, RH]]`` the constant part of the joint transform (parent's frame to
     body i's, at q = 0), ``M`` the inertias, ``Tw = Ad(T_i)^T`` (wrench from the link's body
     frame to the joint-aligned one), ``g0`` the linear part of the base acceleration."""
@@ -1182,3 +1204,84 @@ def _rnea_z_samples(parents, zgeo, jet, K, wext, out, fact):
     wc = buf[o4 + (K + 1) * 6 + K * 6:]
     for b in range(jet.shape[0]):
         _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc)
+
+
+# -- the model's arrays in the form the kernels take (packed once per model) ---------------------
+@per_model
+def kernel_model(model):
+    """``(parents, screws, R0, P0, inertias, g0)``: contiguous model arrays in the form
+    :func:`rnea_floating` takes (``R0, P0`` the blocks of ``Ad(B_i^-1)``, ``g0 = (0, -g)``)."""
+    Ainv = model.Ad_references_inv
+    arrays = (model.parents.astype(np.int64), model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3],
+              model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
+    return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+@per_model
+def kernel_geometry(model):
+    """``(parents, geometry)``: the model arrays of :func:`kernel_model` but the parents end
+    to end in one flat array, then those of :func:`z_geometry`: the form :func:`rnea_jets`
+    and :func:`rnea_jets_general` take (fewer arguments to convert)."""
+    parents, *arrays = kernel_model(model)
+    return parents, np.concatenate([a.ravel() for a in arrays] + [z_geometry(model)])
+
+
+@per_model
+def rnea_kernel(model):
+    """``(kernel, parents, geometry)``: :func:`rnea_jets` (joint-aligned frames) or, for a
+    model with a pitched screw, :func:`rnea_jets_general`, and its arguments
+    (:func:`kernel_geometry`)."""
+    parents, geometry = kernel_geometry(model)
+    aligned = geometry[60 * model.n_dof + 6] > 0.0
+    return (rnea_jets if aligned else rnea_jets_general), parents, geometry
+
+
+def joint_frames(model):
+    """``(kinds (n,), T (n, 4, 4))``: kind 0 revolute, 1 prismatic, and the pose in body i's
+    frame of a frame whose z axis is joint i's axis (origin on it), in which the screw is
+    ``Z = e_z`` (angular, revolute) or linear (prismatic): ``X_i = Ad(T_i) Z``. None when a
+    screw is neither a unit rotation about a line nor a unit translation."""
+    n = model.n_dof
+    kinds, T = np.zeros(n), np.tile(np.eye(4), (n, 1, 1))
+    for i, X in enumerate(model.screws):
+        w, v = X[:3], X[3:]
+        if np.any(w != 0):
+            if abs(w @ w - 1) > 1e-14 or abs(w @ v) > 1e-14 * max(1.0, np.linalg.norm(v)):
+                return None
+            axis, T[i, :3, 3] = w, np.cross(w, v)  # v = r x w for the line through r
+        else:
+            if abs(v @ v - 1) > 1e-14:
+                return None
+            axis, kinds[i] = v, 1.0
+        if not (axis[0] == axis[1] == 0 and axis[2] == 1):
+            helper = np.eye(3)[np.argmin(np.abs(axis))]
+            x = np.cross(helper, axis)
+            x /= np.linalg.norm(x)
+            T[i, :3, :3] = np.stack([x, np.cross(axis, x), axis], axis=1)
+    return kinds, T
+
+
+def z_geometry(model):
+    """The model arrays re-expressed in joint-aligned body frames (:func:`joint_frames`) for
+    :func:`rnea_jets`: a flag (1.0, or 0.0 with zeros when some screw does not allow it), then
+    ``kinds``, ``RH`` (n, 3, 3), ``pH`` (n, 3) the blocks of ``Ad(H_i) = Ad(T_i^-1 B_i^-1
+    T_parent)``, the inertias ``Ad(T_i)^T M_i Ad(T_i)``, ``Ad(T_i)^T`` (external wrenches) and
+    the linear part of the base acceleration (see :func:`z_model_arrays`)."""
+    n = model.n_dof
+    frames = joint_frames(model)
+    if frames is None:
+        return np.zeros(1 + 85 * n + 3)
+    kinds, T = frames
+    parent_T = np.array([T[p] if p >= 0 else np.eye(4) for p in model.parents]).reshape(n, 4, 4)
+    H = inverse(T) @ inverse(model.references) @ parent_T
+    A = Ad(T)
+    AT = np.swapaxes(A, -1, -2)
+    arrays = (kinds, H[:, :3, :3], H[:, :3, 3], AT @ model.inertias @ A, AT, -model.gravity)
+    return np.concatenate([[1.0]] + [np.ascontiguousarray(a).ravel() for a in arrays])
+
+
+@per_model
+def kernel_base(model):
+    """Writable copies of a floating model's base inertia and world gravity for
+    :func:`rnea_floating`."""
+    return np.array(model.base_inertia), np.array(model.gravity)

@@ -10,7 +10,7 @@ direction (O(n^3) tangents): two formulations, which the tests comparing the bac
 together. Structure exploited: the symmetric halves are written as copies; only the entries of
 triples on one path to the base are computed, the rest (structurally zero) zeroed from a list
 made once per model, or not at all for a caller that keeps them zero (a
-:class:`~hod_dynamics.partials.SecondPartialsData`); the paper's per-pair vectors are cut from 13
+:class:`~hod_dynamics.second_partials.SecondPartialsData`); the paper's per-pair vectors are cut from 13
 to 7 by the symmetry of ad*(S) Ic - Ic ad(S) and the skew-symmetry of cmf(Ic S) (see the
 comment above :func:`_body_terms`).
 
@@ -20,9 +20,17 @@ without numba's reference counting (``_nrt=False``), which otherwise increments 
 the count of every array a helper receives (atomic operations: a sixth of the Panda's time).
 A single sample from Python costs the dispatch of its arguments and the kernel, nothing else.
 
+The model arrays the kernels read are packed beside them, at the end of this module, once per
+model (:func:`first_model`, :func:`second_arrays`).
+
+Longer than the package's other modules (about 770 lines): the first- and second-order kernels
+share the world-frame state and the 6x6 helpers below, which numba inlines into each; apart,
+one module would import the other's private helpers.
+
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 """
 import math  # noqa: F401 (screw_exp's, in the inlined copies' scope)
+import threading
 import types
 from functools import partial
 
@@ -30,6 +38,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ._kernels import _inline, _njit, screw_exp
+from .model import per_model
 
 
 @_njit
@@ -454,7 +463,7 @@ def _zero_runs(runs, qq, vv, qv, dM):
     """Zero the entries no triple writes: rows (tensor, start, stop) of runs, indices into the
     flat tensors 0 qq, 1 vv, 2 qv, 3 dM (n^3,) of one sample, runs across rows merged; for a
     mostly zero model (a branched tree) the runs are the whole tensors, cleared by memset
-    before the triples write theirs (see partials._second_plan)."""
+    before the triples write theirs (see second_arrays)."""
     for r in range(runs.shape[0]):
         t, a, b = runs[r, 0], runs[r, 1], runs[r, 2]
         if t == 0:
@@ -498,17 +507,17 @@ DONE, NON_FINITE, MISFIT = 0, 1, 2
 @partial(_njit, _nrt=False)
 def second_partials_one(ints, floats, q, qd, qdd, qq, vv, qv, dM, work, zero):
     """The four tensors (n, n, n) qq = d2tau/dq dq, vv = d2tau/dqd dqd, qv = d2tau/dq dqd,
-    dM = dM/dq (Pinocchio's index order, see partials.id_second_partials) of one sample q,
+    dM = dM/dq (Pinocchio's index order, see second_partials.id_second_partials) of one sample q,
     qd, qdd (n,), written in place by the algorithm of Singh, Russell and Wensing (2022): O(n
     d^2) for depth d. The model: :func:`second_model`; ``work``: at least
     :func:`second_work_size` doubles. Only the entries that can be nonzero are written; with
     ``zero`` the others (structurally zero) are zeroed from the model's runs too, so that the
     tensors are overwritten entirely; without it they are left as they are (for a caller that
-    keeps them zero, :class:`hod_dynamics.partials.SecondPartialsData`).
+    keeps them zero, :class:`hod_dynamics.second_partials.SecondPartialsData`).
 
     Returns DONE; NON_FINITE when an input holds a NaN or an infinity, MISFIT when an array
     does not have the model's shape (nothing written in either case): the one-sample path of
-    partials.id_second_partials passes the caller's arrays as they are."""
+    second_partials.id_second_partials passes the caller's arrays as they are."""
     n = ints[0]
     if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n
             or work.shape[0] < second_work_size(n, ints[1])):
@@ -670,3 +679,87 @@ def first_partials(parents, anc, screws, refs, inertias, g0, q, qd, qdd, out, ba
             _assemble_first(anc, k, S, Sd, alpha, F, Ic, Bc, hc, P, Q, x, y, w, out[k, b], V,
                             base)
     return True
+
+
+# -- the model's arrays in the form the kernels take (packed once per model) ---------------------
+def _ancestors(model):
+    """``anc[l, m]``: body m is l or an ancestor of l (n, n) bool."""
+    n = model.n_dof
+    anc = np.zeros((n, n), dtype=bool)
+    for l, chain in enumerate(model.ancestors):
+        anc[l, list(chain)] = True
+    return anc
+
+
+@per_model
+def _first_fixed(model):
+    arrays = (model.parents.astype(np.int64), _ancestors(model), model.screws, model.references,
+              model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
+    return tuple(np.ascontiguousarray(a) for a in arrays)
+
+
+@per_model
+def _first_free(tree):
+    parents, anc, *rest = _first_fixed(tree)
+    anc = anc.copy()
+    anc[:6, :6] = True
+    return (parents, anc, *rest)
+
+
+def first_model(model, free_joint=False):
+    """``(parents, anc, screws, references, inertias, g0)``: the model arrays
+    :func:`first_partials` takes (``anc[l, m]``: m is l or above; ``g0 = (0, -g)``). With
+    ``free_joint``, ``model`` is the tree of a floating model whose first six columns are the
+    free joint (``partials._with_free_joint``): they are ancestors of one another (one joint)."""
+    return _first_free(model) if free_joint else _first_fixed(model)
+
+
+_FIRST_RUN = threading.Lock()  # the first run of the one-sample kernel, see second_arrays
+
+
+def second_arrays(model):
+    """``(ints, floats, work)``: a fixed-base model packed for :func:`second_partials_one` and
+    :func:`second_partials` (:func:`second_model` unpacks them), with the runs of its
+    structurally zero entries, and the size of the work array.
+
+    The runs of entries that the kernel never writes (they are structurally zero: triples not
+    on one path to the base, and a few on one) are found by running the kernel on tensors
+    filled with NaN: the entries it leaves NaN (for finite inputs every written entry is
+    finite). That run also compiles the one-sample kernel (or loads it from numba's cache) for
+    the arguments it takes, kernel arrays (see backend.is_kernel_array); its dispatcher then
+    compiles no other variant: any other argument type raises TypeError in the dispatch."""
+    n = model.n_dof
+    chains = [chain[::-1] for chain in model.ancestors]
+    depth = np.array([len(c) for c in chains], dtype=np.int64)
+    paths = np.zeros((n, max(depth, default=1)), dtype=np.int64)
+    for i, chain in enumerate(chains):
+        paths[i, :len(chain)] = chain
+    gravity = np.concatenate([np.zeros(3), -model.gravity])
+    floats = np.concatenate([a.ravel() for a in (model.screws, model.references,
+                                                 model.inertias, gravity)]).astype(float)
+
+    def pack(runs):
+        head = [n, paths.shape[1], len(runs)]
+        return np.concatenate([head, model.parents, depth, paths.ravel(),
+                               runs.ravel()]).astype(np.int64)
+
+    work = second_work_size(n, paths.shape[1])
+    tensors = np.full((4, n, n, n), np.nan)
+    state = np.random.default_rng(0).uniform(-1.0, 1.0, (3, n))
+    # under a lock: numba tests whether it may compile only once it holds its compile lock, so
+    # a thread whose first call waited there while another compiled and disabled compiling
+    # would raise RuntimeError; serialised, every first run finds the variant compiled
+    with _FIRST_RUN:
+        second_partials_one(pack(np.zeros((0, 3))), floats, *state, *tensors, np.empty(work), True)
+        second_partials_one.disable_compile()
+    zeros = np.isnan(tensors)
+    if 2 * np.count_nonzero(zeros) > zeros.size:  # mostly zero (a branched tree): clearing
+        # whole tensors (memset) is faster than clearing runs
+        runs = [(t, 0, n ** 3) for t in range(4)]
+    else:
+        runs = []
+        for t in range(4):
+            edges = np.diff(np.concatenate([[0], zeros[t].ravel(), [0]]).astype(int))
+            runs += [(t, a, b) for a, b in zip(np.flatnonzero(edges == 1),
+                                                np.flatnonzero(edges == -1))]
+    return pack(np.array(runs).reshape(-1, 3)), floats, work

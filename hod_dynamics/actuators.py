@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Tuple, Union
 
 import numpy as np
-from scipy.optimize import newton
 
 from .errors import InputError, TrajectoryError
 from .jets import cauchy_scale, factorials
@@ -184,6 +183,8 @@ class VSA:
         # convex/concave odd springs: Newton from the linearisation converges monotonically;
         # once a step is below tol, the quadratic convergence has reached machine precision
         tol = 1e-13 * max(1.0, float(np.abs(d0).max(initial=0.0)))
+        from scipy.optimize import newton  # here: scipy.optimize takes a quarter second to import
+
         d = newton(lambda d: self.spring.torque(d, sigma) - tau, d0,
                    fprime=lambda d: self.spring.slope(d, sigma), tol=tol, rtol=0.0,
                    maxiter=100, disp=False)

@@ -31,6 +31,7 @@ from .trajectory_feedforward import FeedforwardResult
 from .friction import DEFAULT_VS, FrictionModel, load_friction
 from .joint_fit import fit_joint_states, fit_segments  # noqa: F401  (fit_segments: part of this module's API)
 from .units import column
+from .validation import whole_number
 
 MAX_ORDER = 2       # a C^4 (quintic) fit carries q up to q^(4) continuously
 MIN_SAMPLES = 20
@@ -271,9 +272,8 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     few samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction
     model.
     """
-    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 0 <= order <= MAX_ORDER:
-        raise InputError(f"order must be 0, 1 or 2, got {order!r}: a smoothing fit of recorded positions "
-                         "is C^4 at most, and tau^(k) needs q^(k+2)")
+    whole_number("order", order, 0, MAX_ORDER, why="a smoothing fit of recorded positions is C^4 at "
+                 "most, and tau^(k) needs q^(k+2)")
     states = states.for_joints(model.joint_names, f"model '{model.name}'")
     friction, source = _friction_spec(friction)
     if friction == "fit" and states.effort is None:

@@ -29,8 +29,9 @@ O(K B (6n)^2) memory for K orders and B samples; use ``method="recursive"`` of
 import numpy as np
 
 from .errors import InputError
-from .jets import cauchy_matvec, cauchy_matTvec, check_jet, from_taylor, to_taylor
-from .recursive import check_order, joint_adjoint_taylor, wrench_taylor
+from .jets import cauchy_matvec, cauchy_matTvec, from_taylor, to_taylor
+from .recursive import joint_adjoint_taylor, wrench_taylor
+from .validation import check_jet, check_order
 from .spatial import ad
 
 FACTORISATIONS = ("seed", "passive")

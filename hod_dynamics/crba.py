@@ -7,9 +7,8 @@ the path from body i to the base.
 
 import numpy as np
 
-from .floating import check_velocity, split_configuration
-from .model import batch_size, check_model, check_state
 from .recursive import joint_adjoint_taylor
+from .validation import batch_size, check_model, check_state, check_velocity, split_configuration
 
 
 def mass_matrix(model, q):

@@ -1,16 +1,19 @@
 """Public entry points: inverse dynamics and its time derivatives.
 
-Validation and dispatch only; the algorithms live in :mod:`hod_dynamics.recursive` and
-:mod:`hod_dynamics.closed_form`.
+Validation and the choice of method only; the algorithms live in :mod:`hod_dynamics.recursive`
+(dispatched to a backend by :mod:`hod_dynamics.dispatch`) and :mod:`hod_dynamics.closed_form`,
+the floating-base entry point in :mod:`hod_dynamics.floating`.
 """
+
+import warnings
 
 import numpy as np
 
-from .errors import InputError
+from .errors import HodDynamicsDeprecationWarning, InputError
 from .floating import inverse_dynamics_floating, time_derivatives_floating
 from .friction import load_friction
-from .model import check_model, check_state, real_array
-from .recursive import check_order, time_derivatives_recursive
+from .dispatch import time_derivatives_recursive
+from .validation import check_model, check_order, check_state, real_array
 
 METHODS = ("recursive", "closed_form")
 
@@ -65,24 +68,24 @@ def time_derivatives(model, qjet, order, *floating_order, method="recursive", wr
     :mod:`hod_dynamics.friction`) are added to the rigid-body rows.
     Returns (..., order+1, n): rows tau^(0..order).
 
-    Floating models: ``time_derivatives(model, q, vjet, order)`` with ``q`` (..., 7+n) the
-    configuration, ``vjet`` (..., order+2, 6+n) rows v, v', ..., v^(order+1) (base body twist
-    (omega, v) in the base frame and its derivatives, joint rates and theirs); returns
-    (..., order+1, 6+n): the base wrench (torque, force) in the base frame and the joint
-    torques, with their derivatives (recursive method, both backends).
+    Floating models: :func:`~hod_dynamics.floating.time_derivatives_floating` ``(model, q,
+    vjet, order)``, whose arguments have other roles (a configuration and a velocity jet). The
+    call ``time_derivatives(model, q, vjet, order)`` of earlier releases still works for one
+    release, with a :class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning`.
     """
     if check_model(model).floating:
         if len(floating_order) != 1:
-            raise InputError(f"floating model '{model.name}': call time_derivatives(model, q, "
-                             "vjet, order) (configuration, velocity jet, order)")
+            raise InputError(f"floating model '{model.name}': call time_derivatives_floating(model, q, "
+                             "vjet, order) (configuration, velocity jet, order); the earlier "
+                             "time_derivatives(model, q, vjet, order) works for one release")
         if method != "recursive":
             raise InputError(f"floating models support method='recursive' only, got {method!r}")
+        warnings.warn("time_derivatives(model, q, vjet, order) for a floating model is deprecated and "
+                      "will be removed in the next release; use time_derivatives_floating(model, q, "
+                      "vjet, order)", HodDynamicsDeprecationWarning, stacklevel=2)
         q, vjet, k = qjet, order, check_order(floating_order[0])    # (model, q, vjet, order)
-        tau = time_derivatives_floating(model, q, vjet, k, wrenches, backend)
-        fric = load_friction(friction, model)
-        if fric is not None:   # the joint rows: the joint rates and their derivatives are vjet[..., 6:]
-            tau[..., 6:] += fric.jet(np.asarray(vjet, dtype=float)[..., :k + 1, 6:])
-        return tau
+        return time_derivatives_floating(model, q, vjet, k, wrenches=wrenches, backend=backend,
+                                         friction=friction)
     if floating_order:
         raise InputError(f"time_derivatives(model, qjet, order) takes no fourth positional "
                          f"argument for the fixed-base model '{model.name}'")

@@ -6,17 +6,15 @@ that are asked for on their own: the gravity torques g(q) and the Coriolis matri
 import numpy as np
 
 from .dynamics import inverse_dynamics
-from .floating import check_fixed
-from .model import check_state
 from .partials import id_partials
+from .validation import check_state
 
 
 def gravity_torques(model, q):
     """Generalised gravity g(q): the joint torques/forces that hold the robot still at q, with
     the model's gravity vector. q (..., n) -> (..., n), N m (N for prismatic joints). The same
     numbers as Pinocchio's ``computeGeneralizedGravity``."""
-    check_fixed(model, "gravity_torques")
-    (q,) = check_state(model, q=q)
+    (q,) = check_state(model, q=q, what="gravity_torques")
     zero = np.zeros_like(q)
     return inverse_dynamics(model, q, zero, zero)
 
@@ -31,6 +29,5 @@ def coriolis_matrix(model, q, qd):
     quadratic in qd with G_ijk symmetric in j and k, and the partials kernels give that
     derivative in O(n^2).
     """
-    check_fixed(model, "coriolis_matrix")
-    q, qd = check_state(model, q=q, qd=qd)
+    q, qd = check_state(model, q=q, qd=qd, what="coriolis_matrix")
     return 0.5 * id_partials(model, q, qd, np.zeros_like(q))[1]

@@ -12,7 +12,8 @@ A floating model (``model.floating``) has a free base body (the root link) above
 - Generalised forces (..., 6 + n): the base wrench (torque, force) in the base frame, torque
   about the base frame origin (N m, N), then the joint torques.
 
-The recursion (:func:`hod_dynamics.recursive.rnea_taylor`) runs unchanged on the joints, with
+The recursion (:func:`hod_dynamics.recursive.rnea_taylor`, dispatched by
+:func:`hod_dynamics.dispatch.recursion`) runs unchanged on the joints, with
 the base body as the root whose twist jet is given and whose gravity twist is
 ``(0, -R^T g)``: its jet follows from ``d/dt (R^T g) = -omega x (R^T g)`` by truncated Taylor
 arithmetic, so tau^(k) is exact for any k. The base rows are the wrench the base needs: the
@@ -27,91 +28,56 @@ certainly a wrong layout (e.g. qw first) or unfilled data, not rounding.
 import numpy as np
 
 from .backend import resolve_backend
+from .deprecation import module_getattr
 from .errors import InputError
+from .friction import load_friction
 from .jets import cross, from_taylor, to_taylor
-from .model import batch_size, check_finite, check_model, real_array
-from .recursive import recursion
+from .dispatch import recursion
 from .spatial import quaternion_from_matrix, rotation_matrix, skew
-
-QUATERNION_TOLERANCE = 1e-2  # accepted | |quaternion| - 1 |; within it, normalised silently
-BASE_COORDINATES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
-BASE_VELOCITIES = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
-
-
-def check_floating(model, what):
-    """Raise InputError unless ``model`` has a floating base (``what`` names the caller)."""
-    if not check_model(model).floating:
-        raise InputError(f"{what} needs a floating-base model; '{model.name}' is fixed to the "
-                         "world (build it with RobotModel.from_urdf(..., floating_base=True))")
+from .validation import (BASE_COORDINATES, BASE_VELOCITIES, QUATERNION_TOLERANCE,  # noqa: F401
+                         batch_size, check_order, check_velocity, configuration_names,
+                         floating_base_only, split_configuration, velocity_names)
 
 
-def check_fixed(model, what):
-    """Raise InputError when ``model`` has a floating base and ``what`` (the caller) takes
-    fixed-base models only."""
-    if check_model(model).floating:
-        raise InputError(f"{what} takes fixed-base models; '{model.name}' has a floating base "
-                         "(build it without floating_base=True, or fix the base with root_link)")
+def time_derivatives_floating(model, q, vjet, order, *, wrenches=None, backend=None, friction=None):
+    """tau, tau^(1), ..., tau^(order) of a floating-base model along its motion, exactly.
 
-
-def split_configuration(model, q, name="q"):
-    """Validate a configuration (..., 7 + n): returns (position (..., 3), unit quaternion
-    (..., 4) as (qx, qy, qz, qw), joints (..., n)). Raises InputError naming the fault."""
-    q = real_array(name, q)
-    if q.ndim == 0 or q.shape[-1] != model.nq:
-        raise InputError(f"{name} must have shape (..., {model.nq}) for floating model "
-                         f"'{model.name}' (x, y, z, qx, qy, qz, qw, then joints "
-                         f"{list(model.joint_names)}), got shape {q.shape}")
-    check_finite(name, q, lambda bad: configuration_names(model)[bad[-1]])
-    quat = q[..., 3:7]
-    norm = np.sqrt(np.einsum("...i,...i->...", quat, quat))
-    if not (np.abs(norm - 1.0) <= QUATERNION_TOLERANCE).all():
-        at = tuple(np.argwhere(~(np.abs(norm - 1.0) <= QUATERNION_TOLERANCE))[0].tolist())
-        raise InputError(f"{name}: base quaternion (qx, qy, qz, qw) = {quat[at].tolist()} at "
-                         f"batch index {at} has norm {norm[at]:.6g}; it must be a unit quaternion "
-                         f"(|norm - 1| <= {QUATERNION_TOLERANCE})")
-    return q[..., :3], quat / norm[..., None], q[..., 7:]
-
-
-def configuration_names(model):
-    """Names of the entries of a configuration (7 + n for a floating model)."""
-    return (BASE_COORDINATES if model.floating else ()) + tuple(model.joint_names)
-
-
-def velocity_names(model):
-    """Names of the entries of a velocity (6 + n for a floating model)."""
-    return (BASE_VELOCITIES if model.floating else ()) + tuple(model.joint_names)
-
-
-def check_velocity(model, value, name, rows=None):
-    """Validate a velocity (..., 6 + n), or a jet (..., rows, 6 + n); returns a float array."""
-    a = real_array(name, value)
-    nv = model.nv
-    ok = a.ndim >= (1 if rows is None else 2) and a.shape[-1] == nv
-    if ok and rows is not None:
-        ok = a.shape[-2] == rows
-    if not ok:
-        shape = f"(..., {nv})" if rows is None else f"(..., {rows}, {nv})"
-        raise InputError(f"{name} must have shape {shape} for floating model '{model.name}' "
-                         f"(base twist (omega, v) in the base frame, then joints "
-                         f"{list(model.joint_names)}), got shape {a.shape}")
-    check_finite(name, a, lambda bad: velocity_names(model)[bad[-1]])
-    return a
-
-
-def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None, *,
-                              checked=False):
-    """tau^(0..order) (..., order+1, 6+n) of a floating model: base wrench rows then joints.
-
-    ``q`` (..., 7+n) the configuration now; ``vjet`` (..., order+2, 6+n) rows v, v', ...,
-    v^(order+1); shapes broadcast. See :func:`hod_dynamics.time_derivatives`. ``checked``:
-    the caller validated vjet already.
+    ``q`` (..., 7+n) the configuration now (base position, base quaternion (qx, qy, qz, qw),
+    joints); ``vjet`` (..., order+2, 6+n) rows v, v', ..., v^(order+1): the base body twist
+    (omega, v) in the base frame and its derivatives, then the joint rates and theirs; the
+    batch shapes broadcast. ``wrenches``, ``backend`` and ``friction`` as for
+    :func:`hod_dynamics.time_derivatives` (friction acts on the joint rows). Returns
+    (..., order+1, 6+n): the base wrench (torque, force) in the base frame that the motion
+    needs, then the joint torques, with their derivatives. Raises InputError naming the fault.
     """
-    check_floating(model, "time_derivatives(model, q, vjet, order)")
+    floating_base_only(model, "time_derivatives_floating(model, q, vjet, order)")
+    order = check_order(order)
+    tau = _recursion(model, q, vjet, order, wrenches, backend)
+    fric = load_friction(friction, model)
+    if fric is not None:  # the joint rows: the joint rates and their derivatives are vjet[..., 6:]
+        tau[..., 6:] += fric.jet(np.asarray(vjet, dtype=float)[..., :order + 1, 6:])
+    return tau
+
+
+def _recursion(model, q, vjet, order, wrenches=None, backend=None, *, checked=False):
+    """tau^(0..order) (..., order+1, 6+n) of a floating model (a checked model and order):
+    base wrench rows then joints. ``checked``: the caller validated vjet already."""
     compiled = resolve_backend(backend) == "numba"
+    batch, jet, root = flat_motion(model, q, vjet, order, checked=checked)
+    K = order + 1
+    tau, base = recursion(model, jet, K, batch, wrenches, compiled, root=root)
+    return np.concatenate([base, tau], axis=-1).reshape(batch + (K, model.nv))
+
+
+def flat_motion(model, q, vjet, order, *, checked=False):
+    """A floating model's motion as the recursion takes it: ``(batch shape, jet (B, order+3,
+    n) the joints' q, qd, ..., q^(order+2), root = (quat (B, 4), vbase (B, order+2, 6)))`` from
+    ``q`` (..., 7+n) and ``vjet`` (..., order+2, 6+n), their batch shapes broadcast.
+    ``checked``: the caller validated vjet already."""
     _, quat, joints = split_configuration(model, q)
     if not checked:
         vjet = check_velocity(model, vjet, "vjet", order + 2)
-    n, K = model.n_dof, order + 1
+    n = model.n_dof
     batch = joints.shape[:-1]
     if batch != vjet.shape[:-2]:
         try:
@@ -126,9 +92,7 @@ def time_derivatives_floating(model, q, vjet, order, wrenches=None, backend=None
     joints, quat = joints.reshape(B, 1, n), quat.reshape(B, 4)
     vjet = vjet.reshape((B,) + vjet.shape[-2:])
     jet = np.concatenate([joints, vjet[:, :, 6:]], axis=1)  # q, qd, ..., q^(order+2)
-    tau, base = recursion(model, jet, K, batch, wrenches, compiled,
-                          root=(np.ascontiguousarray(quat), np.ascontiguousarray(vjet[:, :, :6])))
-    return np.concatenate([base, tau], axis=-1).reshape(batch + (K, model.nv))
+    return batch, jet, (np.ascontiguousarray(quat), np.ascontiguousarray(vjet[:, :, :6]))
 
 
 def inverse_dynamics_floating(model, q, v, a, wrenches=None):
@@ -141,7 +105,7 @@ def inverse_dynamics_floating(model, q, v, a, wrenches=None):
         except ValueError:
             raise InputError(f"batch shapes do not broadcast: v {v.shape}, a {a.shape}") from None
     vjet = np.stack([v, a], axis=-2)
-    return time_derivatives_floating(model, q, vjet, 0, wrenches, checked=True)[..., 0, :]
+    return _recursion(model, q, vjet, 0, wrenches, checked=True)[..., 0, :]
 
 
 def integrate(model, q, dv):
@@ -222,6 +186,10 @@ def joint_jet(q, vjet):
     return np.concatenate([q[..., None, 7:], vjet[..., 6:]], axis=-2)
 
 
-__all__ = ["BASE_COORDINATES", "BASE_VELOCITIES", "QUATERNION_TOLERANCE", "check_floating",
+__all__ = ["BASE_COORDINATES", "BASE_VELOCITIES", "QUATERNION_TOLERANCE", "check_velocity",
            "configuration_names", "integrate", "inverse_dynamics_floating", "split_configuration",
            "time_derivatives_floating", "velocity_names", "velocity_jet", "joint_jet"]
+
+# moved to hod_dynamics.validation; kept for one release
+__getattr__ = module_getattr(__name__, {"check_floating": "hod_dynamics.validation:floating_base_only",
+                                        "check_fixed": "hod_dynamics.validation:fixed_base_only"})

@@ -19,9 +19,8 @@ import numpy as np
 from .crba import mass_matrix
 from .dynamics import inverse_dynamics
 from .errors import InputError
-from .floating import check_velocity
-from .model import check_model, check_state
 from .partials import id_partials
+from .validation import check_model, check_state, check_velocity
 
 
 def forward_dynamics(model, q, qd, tau, *, wrenches=None):

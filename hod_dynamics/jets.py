@@ -11,35 +11,12 @@ from math import factorial
 
 import numpy as np
 
-from .errors import InputError
-from .model import batch_size, check_finite, check_model, real_array, refuse_floating
+from .validation import batch_size
 
 
 def factorials(K):
     """(K,) array of 0!, 1!, ..., (K-1)!."""
     return np.array([float(factorial(k)) for k in range(K)])
-
-
-def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True):
-    """Validate a jet (..., rows, n_dof) of finite numbers; returns it as a float array.
-
-    With ``at_least`` the jet may have more rows: only the first ``rows`` are checked and
-    returned. ``finite=False`` skips the test for NaN and infinity, for callers whose
-    compiled kernel tests every value it reads (and then calls this again to name the bad one).
-    """
-    # a float64 ndarray (the usual call) skips the conversions real_array checks
-    a = jet if type(jet) is np.ndarray and jet.dtype == np.float64 else real_array(name, jet)
-    n = check_model(model).n_dof
-    refuse_floating(model)
-    if a.ndim < 2 or a.shape[-1] != n or (a.shape[-2] < rows if at_least else a.shape[-2] != rows):
-        shape = f"(..., r, {n}) with r >= {rows}" if at_least else f"(..., {rows}, {n})"
-        raise InputError(f"{name} must have shape {shape} (rows x^(0..{rows - 1}), one column per "
-                         f"joint of '{model.name}'), got {a.shape}")
-    if a.shape[-2] != rows:
-        a = a[..., :rows, :]
-    if finite:
-        check_finite(name, a, lambda bad: f"derivative {bad[-2]}, joint '{model.joint_names[bad[-1]]}'")
-    return a
 
 
 def to_taylor(jet):

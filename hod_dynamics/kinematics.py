@@ -10,9 +10,8 @@ the package (Pinocchio orders motions (v, omega)).
 import numpy as np
 
 from .errors import InputError
-from .floating import check_fixed
-from .model import check_state
 from .spatial import Ad, inverse, screw_exp
+from .validation import check_state, fixed_base_only
 
 REFERENCES = ("local", "world", "local_world_aligned")
 
@@ -31,7 +30,7 @@ def _poses(model, q, bodies):
 def _frame_poses(model, q, link):
     """(frame, {body: pose (B, 4, 4)} along the link's path to the base, link pose (B, 4, 4),
     batch shape) for q (..., n)."""
-    check_fixed(model, "frame_pose/frame_jacobian")
+    fixed_base_only(model, "frame_pose/frame_jacobian")
     frame = model.frame(link)
     (q,) = check_state(model, q=q)
     batch = q.shape[:-1]

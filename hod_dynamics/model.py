@@ -23,7 +23,6 @@ velocity ``nv = 6 + n`` (base body twist (omega, v) in the base frame, joint rat
 :mod:`hod_dynamics.floating`.
 """
 
-import math
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -33,7 +32,7 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .errors import HodDynamicsWarning, InputError, ModelError
+from .errors import HodDynamicsWarning, ModelError
 from .spatial import Ad, ad, inverse
 from .urdf import checked_inertia_mode
 
@@ -71,8 +70,10 @@ class RobotModel:
     (rad or m, +-inf when unlimited), ``velocity_limits`` (rad/s or m/s) and ``effort_limits``
     (N m or N), inf when not given; ``frames`` maps every kept link name to a :class:`Frame`;
     ``damping`` (N m s/rad or N s/m) and ``friction`` (N m or N) (n,) the URDF
-    ``<dynamics damping friction>`` values, 0 where a joint has no tag (see
-    :mod:`hod_dynamics.friction`: they are used only when a caller asks for friction).
+    ``<dynamics damping friction>`` values as written, 0 where a joint has no tag (see
+    :mod:`hod_dynamics.friction`: they are used only when a caller asks for friction);
+    ``joint_lines`` maps each joint's name to the line of its ``<joint>`` element in the URDF
+    (empty for a model built from screws), for messages.
     """
 
     name: str
@@ -94,6 +95,7 @@ class RobotModel:
     friction: Optional[np.ndarray] = None   # (n,) URDF <dynamics friction>, N m; None: zeros
     floating: bool = False
     base_inertia: Optional[np.ndarray] = None  # floating models: (6, 6); None -> zeros
+    joint_lines: Mapping[str, int] = field(default_factory=dict)  # joint -> line of its URDF <joint>
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -109,6 +111,7 @@ class RobotModel:
         object.__setattr__(self, "joint_types", tuple(self.joint_types))
         object.__setattr__(self, "link_names", tuple(self.link_names))
         object.__setattr__(self, "floating", bool(self.floating))
+        object.__setattr__(self, "joint_lines", MappingProxyType(dict(self.joint_lines)))
         object.__setattr__(self, "base_inertia", _readonly(
             np.zeros((6, 6)) if self.base_inertia is None else self.base_inertia))
         self._validate(n)
@@ -240,19 +243,27 @@ class RobotModel:
                   floating_base=False):
         """Build a model from a URDF (or xacro) file path, or URDF XML (or xacro) text.
 
-        - ``root_link``: the link fixed to the world (default: the URDF root).
+        - ``root_link``: the link fixed to the world (default: the URDF root, the root of the
+          one tree the description holds; a description of several trees needs it).
         - ``tip_links``: keep only the chains from the root to these links (other links and
           their masses are dropped), e.g. ``["panda_link8"]``.
         - ``locked_joints``: ``{joint_name: position}``; those joints are frozen rigidly at
           that position (rad or m) and merged like fixed joints, e.g. the Panda fingers.
         - ``gravity``: gravity acceleration in the root link frame (m/s^2); in the world frame
           for a floating base.
-        - ``strict``: an unknown element or attribute inside ``<robot>``, ``<link>``,
-          ``<joint>``, ``<inertial>``, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``,
-          ``<mimic>`` is a :class:`ModelError` naming it, its line and the closest known name
-          (a misspelled ``<axis>`` would silently give wrong torques); ``strict=False`` makes
-          it a :class:`HodDynamicsWarning`. Extensions (``<gazebo>``, ``<transmission>``,
-          ``<ros2_control>``, sensors, vendor namespaces) are always accepted.
+        - ``strict``: an unknown element or attribute whose name is a likely misspelling of a
+          URDF name valid at that place (``<axs>``, ``<inertal>``, ``valu=``, ``<Axis>``) is a
+          :class:`ModelError` naming it, its line, its link or joint and the suggestion (a
+          misspelled ``<axis>`` would silently give wrong torques), and so is a missing or
+          malformed value the model does not need (``<limit>``, ``<dynamics>``, ``<mimic>``);
+          ``strict=False`` makes them warnings (:class:`HodDynamicsWarning`) and reads past.
+          Any other unknown name is an extension (Unitree's ``<mujoco>``, Drake's
+          ``<loop_joint>``, PyBullet's ``<joint_properties>``, ...): a HodDynamicsWarning in
+          both modes, the model is built. Negative ``<dynamics>`` values give a warning naming
+          the joint and the line. What stays an error in both modes: malformed XML, a missing
+          or malformed name, origin, axis, mass or inertia, an undefined link, a link that is
+          the child of two joints, a loop, several trees without ``root_link``, an unknown
+          joint type, a negative mass (see :mod:`hod_dynamics.urdf_schema`).
         - ``inertia_check``: a link inertia that is not positive semi-definite (identified
           parameter sets) gives a :class:`HodDynamicsWarning` naming the link and its principal
           moments (``"warn"``, the default; the model computes with it as written, like
@@ -284,6 +295,15 @@ class RobotModel:
         kwargs = {k: getattr(self, k) for k in self.__dataclass_fields__}
         kwargs["gravity"] = gravity
         return type(self)(**kwargs)
+
+    def with_inertial_parameters(self, pi):
+        """A copy of this model whose bodies have the inertial parameters ``pi``: (n_bodies,
+        10) or (10 n_bodies,), in the layout of :func:`hod_dynamics.inertial_parameters`
+        (kinematics, limits, names and friction unchanged). Raises InputError for a wrong
+        shape or a non-finite entry, ModelError for a negative mass."""
+        from .inertia import model_with_parameters
+
+        return model_with_parameters(self, pi)
 
     # -- derived, cached data -----------------------------------------------------------------
     @property
@@ -380,107 +400,6 @@ class RobotModel:
     def __repr__(self):
         return (f"RobotModel(name={self.name!r}, n_dof={self.n_dof}, root_link={self.root_link!r},"
                 f"{' floating=True,' if self.floating else ''} joints={list(self.joint_names)})")
-
-
-def check_state(model: RobotModel, *, finite: bool = True, **arrays: Optional[np.ndarray]):
-    """Validate and broadcast joint-space arrays ``name=array`` with last axis ``n_dof``.
-
-    Returns the arrays as float ndarrays broadcast to one common shape (..., n). Raises
-    :class:`InputError` naming the argument that has the wrong shape or non-finite values.
-    ``finite=False`` skips the test for NaN and infinity, for callers whose compiled kernel
-    tests every value it reads (and then calls this again to name the bad one).
-    """
-    n = check_model(model).n_dof
-    refuse_floating(model)
-    out = {}
-    for key, value in arrays.items():
-        a = value if type(value) is np.ndarray and value.dtype == np.float64 else real_array(key, value)
-        if a.ndim == 0 or a.shape[-1] != n:
-            raise InputError(f"{key} must have shape (..., {n}) for model '{model.name}' "
-                             f"with joints {list(model.joint_names)}, got shape {a.shape}")
-        if finite:
-            _check_finite(model, key, a)
-        out[key] = a
-    shapes = {a.shape for a in out.values()}
-    if len(shapes) == 1:  # the common case, and numpy's broadcasting helpers cost microseconds
-        return list(out.values())
-    try:
-        shape = np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise InputError("batch shapes do not broadcast: " + ", ".join(
-            f"{k} {a.shape}" for k, a in out.items())) from None
-    if not finite and 0 in shape:  # an empty batch: no kernel will read the values
-        for key, a in out.items():
-            _check_finite(model, key, a)
-    return [np.broadcast_to(a, shape) for a in out.values()]
-
-
-def check_model(model):
-    """``model`` if it is a :class:`RobotModel`, else InputError (a robot's name, a URDF path or
-    a Pinocchio model handed where the model goes)."""
-    if not isinstance(model, RobotModel):
-        shown = repr(model) if len(repr(model)) <= 60 else repr(model)[:60] + "..."
-        raise InputError(f"model must be a hod_dynamics RobotModel (RobotModel.from_urdf(...) or "
-                         f"load_robot(name)), got {type(model).__name__} {shown}")
-    return model
-
-
-def real_array(key, value):
-    """``value`` as a float ndarray; InputError naming argument ``key`` when it holds text,
-    complex numbers (their imaginary part would be lost) or objects that are not numbers."""
-    try:
-        a = np.asarray(value)
-    except ValueError:  # ragged nested sequences
-        raise InputError(f"{key} must be an array of real numbers with one common shape; "
-                         f"got ragged {type(value).__name__}") from None
-    if a.dtype.kind == "c":
-        raise InputError(f"{key} holds complex numbers (dtype {a.dtype}); pass real numbers "
-                         "(the imaginary part is not dropped silently)")
-    if a.dtype.kind not in "biuf":
-        try:
-            return a.astype(float)
-        except (TypeError, ValueError):
-            example = a.reshape(-1)[0].tolist() if a.size else None
-            raise InputError(f"{key} must be an array of real numbers, got {a.dtype.name} values "
-                             f"such as {example!r}") from None
-    return a.astype(float, copy=False)
-
-
-FLOATING_API = ("inverse_dynamics", "time_derivatives", "mass_matrix", "kinetic_energy",
-                "id_partials", "feedforward")
-
-
-def refuse_floating(model):
-    """Raise InputError for a floating model in a function that handles fixed bases only."""
-    if model.floating:
-        raise InputError(f"model '{model.name}' has a floating base, which this function does "
-                         f"not support yet (floating models: {', '.join(FLOATING_API)})")
-
-
-def _check_finite(model, key, a):
-    """Raise InputError naming the first NaN or infinity of argument ``key`` (..., n)."""
-    check_finite(key, a, lambda bad: f"joint '{model.joint_names[bad[-1]]}'")
-
-
-def check_finite(name, a, label):
-    """Raise InputError naming the first NaN or infinity of the float array ``a`` (argument
-    ``name``): its index and ``label(index)``, what that entry is (a joint, a derivative row)."""
-    if not all_finite(a):
-        bad = tuple(np.argwhere(~np.isfinite(a))[0].tolist())
-        raise InputError(f"{name} holds a non-finite value at index {bad} ({label(bad)})")
-
-
-def batch_size(batch_shape):
-    """Number of samples in a batch shape (explicit: ``reshape(-1, ...)`` cannot infer it when
-    the joint axis has length 0, a robot with no moving joint). ``math.prod`` on the tuple of
-    ints: ``np.prod`` costs microseconds, a third of a single sample's compiled kernel."""
-    return math.prod(batch_shape)
-
-
-def all_finite(a):
-    """True when the float array ``a`` holds no NaN or infinity (``np.all(np.isfinite(a))``
-    at half its cost on the small arrays of single samples)."""
-    return bool(np.isfinite(a).all())
 
 
 def per_model(func):

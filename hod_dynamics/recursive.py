@@ -15,17 +15,17 @@ products. For body i with parent p (frames of body i, twists ``(omega, v)``, wre
 
 Every array keeps the Taylor-coefficient axis first and the (flattened) batch second, so one
 call evaluates many trajectory samples without a Python loop over samples.
+
+This is the reference: readable beside the paper, and the numpy backend. The compiled kernel
+(:mod:`hod_dynamics._kernels`) computes the same numbers; which one runs, in which blocks and
+threads, is chosen by :mod:`hod_dynamics.dispatch`.
 """
 
 import numpy as np
 
-from .backend import (MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks,
-                      resolve_backend)
-from .errors import InputError
-from .jets import (cauchy_bias, cauchy_matTvec, cauchy_matvec, check_jet, cross,
-                   from_taylor, to_taylor)
-from .model import batch_size, per_model, real_array
+from .jets import cauchy_bias, cauchy_matTvec, cauchy_matvec, cross, from_taylor, to_taylor
 from .spatial import Ad, inverse, rotation_matrix, screw_exp
+from .validation import check_wrench
 
 
 def joint_adjoint_taylor(model, qc, wc, K):
@@ -53,37 +53,28 @@ def wrench_taylor(model, wrenches, batch_shape, K):
     to a fixed base do no work on the joints and are ignored.
     """
     B = int(np.prod(batch_shape, dtype=int))
-    return _wrench_block(model, _wrench_terms(model, wrenches, batch_shape, K), 0, B, K)
+    return wrench_block(model, wrench_terms(model, wrenches, batch_shape, K), 0, B, K)
 
 
-def _wrench_terms(model, wrenches, batch_shape, K):
+def wrench_terms(model, wrenches, batch_shape, K):
     """Validate wrenches; returns [(body, Ad(pose^-1) (6, 6), jet (B or 1, K, 6))]: a link wrench
     w (row) is ``w @ Ad(pose^-1)`` in the body frame (``Ad^T`` maps wrenches to the child).
     The base body of a floating model is body ``n``."""
     terms = []
     for link, jet in (wrenches or {}).items():
         frame = model.frame(link)
-        W = real_array(f"wrench on link '{link}'", jet)
-        if W.ndim < 2 or W.shape[-2:] != (K, 6):
-            raise InputError(f"wrench on link '{link}' must have shape (..., {K}, 6) (rows "
-                             f"W^(0..{K - 1}), (torque, force)), got {W.shape}")
-        if not np.all(np.isfinite(W)):
-            raise InputError(f"wrench on link '{link}' holds non-finite values")
-        try:
-            full = np.broadcast_to(W, tuple(batch_shape) + (K, 6))
-        except ValueError:
-            raise InputError(f"wrench on link '{link}' has batch shape {W.shape[:-2]}, which "
-                             f"does not broadcast to the trajectory batch {tuple(batch_shape)}") from None
+        W = check_wrench(link, jet, K, batch_shape)
         if frame.body < 0 and not model.floating:
             continue
         # a wrench without batch axes stays one row (broadcast per block, no full-size copy)
+        full = np.broadcast_to(W, tuple(batch_shape) + (K, 6))
         W = W.reshape(1, K, 6) if W.ndim == 2 else full.reshape(-1, K, 6)
         body = frame.body if frame.body >= 0 else model.n_dof
         terms.append((body, Ad(inverse(frame.pose)), W))
     return terms
 
 
-def _wrench_block(model, terms, start, stop, K):
+def wrench_block(model, terms, start, stop, K):
     """Body-frame wrench coefficients (K, stop-start, n (+1 floating), 6) of samples start..stop-1."""
     out = np.zeros((K, stop - start, model.n_dof + model.floating, 6))
     for body, Ad_inv, W in terms:
@@ -105,27 +96,10 @@ def rnea_taylor(model, qc, wc, K, wext=None, root=None):
     """
     n = model.n_dof
     B = qc.shape[1]
-    A = joint_adjoint_taylor(model, qc, wc, K + 1)
-    scale = np.arange(1, K + 1, dtype=float)[:, None, None]
-    g0 = np.concatenate([np.zeros(3), -model.gravity])
-    V = [None] * n
-    acc = [None] * n
-    G = [None] * n
+    A, V, acc = forward_taylor(model, qc, wc, K, root)
     W = [None] * n
     for i in range(n):
-        p = model.parents[i]
-        X = model.screws[i]
-        Ai = A[:, :, i]
-        if p < 0 and root is None:
-            Vi = wc[:K + 1, :, i, None] * X
-            Gi = Ai[:K] @ g0
-        else:
-            Vp, Gp = root if p < 0 else (V[p], G[p])
-            Vi = cauchy_matvec(Ai, Vp, K + 1) + wc[:K + 1, :, i, None] * X
-            Gi = cauchy_matvec(Ai, Gp, K)
-        V[i], G[i] = Vi, Gi
-        acc[i] = scale * Vi[1:] + Gi
-        W[i] = _newton_euler(model.inertias[i], acc[i], Vi, K)
+        W[i] = _newton_euler(model.inertias[i], acc[i], V[i], K)
         if wext is not None:
             W[i] -= wext[:, :, i]
     tau = np.empty((K, B, n))
@@ -140,219 +114,45 @@ def rnea_taylor(model, qc, wc, K, wext=None, root=None):
     if root is None:
         return tau
     VR, GR = root
-    W_root += _newton_euler(model.base_inertia, scale * VR[1:] + GR, VR, K)
+    W_root += _newton_euler(model.base_inertia, body_acceleration(VR, GR, K), VR, K)
     if wext is not None:
         W_root -= wext[:, :, n]
     return tau, W_root
 
 
+def forward_taylor(model, qc, wc, K, root=None):
+    """The forward pass of :func:`rnea_taylor`: ``(A, V, acc)`` with ``A`` (K+1, B, n, 6, 6)
+    the coefficients of ``Ad_{C_{i,parent}}``, and per body i ``V[i]`` (K+1, B, 6) the body
+    twist and ``acc[i]`` (K, B, 6) its acceleration plus gravity ``dV_i + G_i`` (body frame)."""
+    n = model.n_dof
+    A = joint_adjoint_taylor(model, qc, wc, K + 1)
+    g0 = np.concatenate([np.zeros(3), -model.gravity])
+    V, G, acc = [None] * n, [None] * n, [None] * n
+    for i in range(n):
+        p = model.parents[i]
+        X = model.screws[i]
+        Ai = A[:, :, i]
+        if p < 0 and root is None:
+            Vi = wc[:K + 1, :, i, None] * X
+            Gi = Ai[:K] @ g0
+        else:
+            Vp, Gp = root if p < 0 else (V[p], G[p])
+            Vi = cauchy_matvec(Ai, Vp, K + 1) + wc[:K + 1, :, i, None] * X
+            Gi = cauchy_matvec(Ai, Gp, K)
+        V[i], G[i] = Vi, Gi
+        acc[i] = body_acceleration(Vi, Gi, K)
+    return A, V, acc
+
+
+def body_acceleration(V, G, K):
+    """``dV + G`` (K, B, 6) of a body from its twist coefficients ``V`` (K+1, B, 6) and its
+    gravity twist's ``G`` (K, B, 6): coefficient k of dV is (k+1) V_{k+1}."""
+    return np.arange(1, K + 1, dtype=float)[:, None, None] * V[1:K + 1] + G
+
+
 def _newton_euler(M, acc, V, K):
     """Wrench coefficients ``M acc_k + sum_j -ad(V_j)^T M V_{k-j}`` (K, B, 6) of one body."""
     return acc @ M.T + cauchy_bias(V, V[:K] @ M.T, K)
-
-
-def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
-    """tau and its time derivatives up to ``order`` by the recursive algorithm.
-
-    ``qjet`` (..., order+3, n): q, qd, qdd, ..., q^(order+2). Returns (..., order+1, n).
-    ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.backend`). Large
-    batches run in blocks of samples, so the working memory stays bounded whatever the batch.
-    (Floating models: :func:`hod_dynamics.floating.time_derivatives_floating`.)
-    """
-    compiled = resolve_backend(backend) == "numba"
-    if compiled and not wrenches:
-        tau = _compiled_call(model, qjet, order)
-        if tau is not None:
-            return tau
-    jet = check_jet(model, qjet, order + 3, finite=not compiled)
-    batch = jet.shape[:-2]
-    flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
-    out, _ = recursion(model, flat, order + 1, batch, wrenches, compiled,
-                       refuse=lambda: check_jet(model, qjet, order + 3))
-    return out.reshape(batch + (order + 1, model.n_dof))
-
-
-def _compiled_call(model, qjet, order):
-    """The common call (a node's or a controller's: one sample or a small batch, a float64
-    C-contiguous jet of the right shape, a fixed base, no wrenches) in one kernel call, with
-    only the checks that call needs (the kernel tests finiteness as it reads); None for
-    anything else, which the general path validates (with its error messages)."""
-    if not is_kernel_array(qjet) or model.floating:
-        return None
-    n = model.n_dof
-    if qjet.shape[-2:] != (order + 3, n):
-        return None
-    batch = qjet.shape[:-2]
-    B = batch_size(batch)
-    if B >= 2 * MIN_CHUNK:  # worth threads
-        return None
-    out = np.empty(batch + (order + 1, n))
-    kernel, parents, geometry = _rnea_kernel(model)
-    if not kernel(parents, geometry, qjet.reshape((B, order + 3, n)), order + 1, _NO_WRENCH,
-                  out.reshape((B, order + 1, n))):
-        check_jet(model, qjet, order + 3)  # names the NaN or infinity the kernel met
-        raise InputError("qjet holds a non-finite value")  # not reached after check_jet
-    return out
-
-
-def recursion(model, flat, K, batch, wrenches, compiled, refuse=None, root=None):
-    """The recursion on a flat batch, in blocks of samples (and threads for numba).
-
-    ``flat`` (B, K+1, n): the joint jet q^(0..K); ``root`` (floating base): ``(quat (B, 4),
-    vbase (B, K+1, 6))`` the unit quaternion of the base and its body twist's derivative rows
-    (:mod:`hod_dynamics.floating`). Returns ``(tau (B, K, n), base wrench (B, K, 6) or
-    None)``, derivatives (not coefficients). ``refuse()`` raises the InputError naming a NaN
-    the compiled kernel met.
-    """
-    n = model.n_dof
-    B = flat.shape[0]
-    out = np.empty((B, K, n))
-    if compiled and root is None and not wrenches and B < 2 * MIN_CHUNK:
-        # the common call (one sample, a controller's or a node's batch): validated once, one
-        # kernel call, no thread hand-off (HOD_DYNAMICS_THREADS is read only for batches it
-        # splits); the kernel tests finiteness as it reads
-        if not _rnea_numba(model, flat, K, None, out):
-            if refuse is not None:
-                refuse()
-            raise InputError("qjet holds a non-finite value")  # not reached after refuse
-        return out, None
-    terms = _wrench_terms(model, wrenches, batch, K) if wrenches else []
-    base = None if root is None else np.empty((B, K, 6))
-    if compiled:
-        run, block = _rnea_numba, NUMBA_BLOCK
-    else:
-        run, block = _rnea_numpy, max(1, NUMPY_BLOCK_BYTES // ((K + 1) * max(n, 1) * 640))
-
-    def chunk(a, b):
-        wext = _wrench_block(model, terms, a, b, K) if terms else None
-        if root is None:
-            return run(model, flat[a:b], K, wext, out[a:b])
-        return run(model, flat[a:b], K, wext, out[a:b], (root[0][a:b], root[1][a:b], base[a:b]))
-
-    for start in range(0, B, block):
-        stop = min(start + block, B)
-        # the compiled kernel releases the GIL: a large block is shared among threads
-        done = map_chunks(chunk, start, stop) if compiled else [chunk(start, stop)]
-        if not all(done):
-            if refuse is not None:
-                refuse()  # names the NaN or infinity the kernel met
-            raise InputError("qjet holds a non-finite value")  # not reached after refuse
-    return out, base
-
-
-# samples per block: numpy's working set is about 640 (K+1) n bytes per sample (Ad jets,
-# twists, wrenches, temporaries), numba's a few arrays per sample (block only bounds wext)
-NUMPY_BLOCK_BYTES = 64 * 2**20
-NUMBA_BLOCK = 2**16
-
-
-def _rnea_numpy(model, jet, K, wext, out, root=None):
-    """Vectorised path: jet (B, K+2, n) of finite numbers -> tau jet written into out (B, K, n)
-    (and the base wrench jet into root[2] (B, K, 6) for a floating base). Returns True."""
-    c = to_taylor(jet[:, :K + 1])
-    wc = to_taylor(jet[:, 1:K + 2])
-    if root is None:
-        out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
-        return True
-    quat, vbase, base = root
-    tau, W = rnea_taylor(model, c, wc, K, wext, root_taylor(model, quat, vbase, K))
-    out[...] = from_taylor(tau, jet.shape[:1])
-    base[...] = from_taylor(W, jet.shape[:1])
-    return True
-
-
-def _rnea_numba(model, jet, K, wext, out, root=None):
-    """Compiled path: jet (B, K+2, n) -> tau jet written into out (B, K, n), C-contiguous.
-    Returns False (out unfinished) when the jet holds a NaN or an infinity."""
-    wext = _NO_WRENCH if wext is None else kernel_array(wext)
-    if root is None:
-        kernel, parents, geometry = _rnea_kernel(model)
-        return kernel(parents, geometry, kernel_array(jet), K, wext, out)
-    quat, vbase, base = root
-    return kernels().rnea_floating(*_kernel_model(model), *_kernel_base(model),
-                                   kernel_array(jet), kernel_array(quat), kernel_array(vbase), K,
-                                   wext, out, base)
-
-
-_NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shape[1] > 0
-
-
-@per_model
-def _kernel_model(model):
-    """Contiguous model arrays in the form the compiled kernel takes."""
-    Ainv = model.Ad_references_inv
-    arrays = (model.parents.astype(np.int64), model.screws, Ainv[:, :3, :3], Ainv[:, 3:, :3],
-              model.inertias, np.concatenate([np.zeros(3), -model.gravity]))
-    return tuple(np.ascontiguousarray(a) for a in arrays)
-
-
-@per_model
-def _kernel_geometry(model):
-    """``(parents, geometry)``: the model arrays of :func:`_kernel_model` but the parents end
-    to end in one flat array, then those of :func:`_z_geometry`: the form ``rnea_jets`` and
-    ``rnea_jets_general`` take (fewer arguments to convert)."""
-    parents, *arrays = _kernel_model(model)
-    return parents, np.concatenate([a.ravel() for a in arrays] + [_z_geometry(model)])
-
-
-@per_model
-def _rnea_kernel(model):
-    """``(kernel, parents, geometry)``: ``rnea_jets`` (joint-aligned frames) or, for a model
-    with a pitched screw, ``rnea_jets_general``, and its arguments (:func:`_kernel_geometry`)."""
-    parents, geometry = _kernel_geometry(model)
-    aligned = geometry[60 * model.n_dof + 6] > 0.0
-    return (kernels().rnea_jets if aligned else kernels().rnea_jets_general), parents, geometry
-
-
-def _joint_frames(model):
-    """``(kinds (n,), T (n, 4, 4))``: kind 0 revolute, 1 prismatic, and the pose in body i's
-    frame of a frame whose z axis is joint i's axis (origin on it), in which the screw is
-    ``Z = e_z`` (angular, revolute) or linear (prismatic): ``X_i = Ad(T_i) Z``. None when a
-    screw is neither a unit rotation about a line nor a unit translation."""
-    n = model.n_dof
-    kinds, T = np.zeros(n), np.tile(np.eye(4), (n, 1, 1))
-    for i, X in enumerate(model.screws):
-        w, v = X[:3], X[3:]
-        if np.any(w != 0):
-            if abs(w @ w - 1) > 1e-14 or abs(w @ v) > 1e-14 * max(1.0, np.linalg.norm(v)):
-                return None
-            axis, T[i, :3, 3] = w, np.cross(w, v)  # v = r x w for the line through r
-        else:
-            if abs(v @ v - 1) > 1e-14:
-                return None
-            axis, kinds[i] = v, 1.0
-        if not (axis[0] == axis[1] == 0 and axis[2] == 1):
-            helper = np.eye(3)[np.argmin(np.abs(axis))]
-            x = np.cross(helper, axis)
-            x /= np.linalg.norm(x)
-            T[i, :3, :3] = np.stack([x, np.cross(axis, x), axis], axis=1)
-    return kinds, T
-
-
-def _z_geometry(model):
-    """The model arrays re-expressed in joint-aligned body frames (:func:`_joint_frames`) for
-    the compiled batch kernel: a flag (1.0, or 0.0 with zeros when some screw does not allow
-    it), then ``kinds``, ``RH`` (n, 3, 3), ``pH`` (n, 3) the blocks of ``Ad(H_i) = Ad(T_i^-1
-    B_i^-1 T_parent)``, the inertias ``Ad(T_i)^T M_i Ad(T_i)``, ``Ad(T_i)^T`` (external
-    wrenches) and the linear part of the base acceleration (see
-    :func:`hod_dynamics._kernels.z_model_arrays`)."""
-    n = model.n_dof
-    frames = _joint_frames(model)
-    if frames is None:
-        return np.zeros(1 + 85 * n + 3)
-    kinds, T = frames
-    parent_T = np.array([T[p] if p >= 0 else np.eye(4) for p in model.parents]).reshape(n, 4, 4)
-    H = inverse(T) @ inverse(model.references) @ parent_T
-    A = Ad(T)
-    AT = np.swapaxes(A, -1, -2)
-    arrays = (kinds, H[:, :3, :3], H[:, :3, 3], AT @ model.inertias @ A, AT, -model.gravity)
-    return np.concatenate([[1.0]] + [np.ascontiguousarray(a).ravel() for a in arrays])
-
-
-@per_model
-def _kernel_base(model):
-    """Writable copies of a floating model's base inertia and world gravity for the kernel."""
-    return np.array(model.base_inertia), np.array(model.gravity)
 
 
 def gravity_taylor(R, gravity, omega, K):
@@ -382,8 +182,19 @@ def root_taylor(model, quat, vbase, K):
     return VR, np.ascontiguousarray(np.moveaxis(G6, 1, 0))
 
 
-def check_order(order):
-    """Validate a derivative order (int >= 0)."""
-    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or order < 0:
-        raise InputError(f"order must be an integer >= 0, got {order!r}")
-    return int(order)
+def rnea_jets(model, jet, K, wext, out, root=None):
+    """The numpy path of the recursion on a block of samples: jet (B, K+2, n) of finite numbers
+    (q^(0..K+1)) -> tau^(0..K-1) written into ``out`` (B, K, n) (and the base wrench jet into
+    ``root[2]`` (B, K, 6) for a floating base, ``root = (quat (B, 4), vbase (B, K+1, 6), base)``);
+    ``wext`` (K, B, n (+1), 6) body-frame wrench coefficients or None. Returns True (the
+    compiled kernel's signature: it returns False on a NaN)."""
+    c = to_taylor(jet[:, :K + 1])
+    wc = to_taylor(jet[:, 1:K + 2])
+    if root is None:
+        out[...] = from_taylor(rnea_taylor(model, c, wc, K, wext), jet.shape[:1])
+        return True
+    quat, vbase, base = root
+    tau, W = rnea_taylor(model, c, wc, K, wext, root_taylor(model, quat, vbase, K))
+    out[...] = from_taylor(tau, jet.shape[:1])
+    base[...] = from_taylor(W, jet.shape[:1])
+    return True

@@ -1,6 +1,10 @@
-"""Files shipped with the package: robot models (URDF), configurations (YAML) and trajectories,
-under ``hod_dynamics/data/`` (a colcon or pip install also copies the URDFs and configurations to
-``share/hod_dynamics/urdf`` and ``share/hod_dynamics/config``, where launch files find them).
+"""Files shipped with the package: robot models (URDF) and trajectories under
+``hod_dynamics/data/``, configurations (YAML) in the package's ``config/`` folder.
+
+``config/`` sits beside ``launch/`` as in every ament package: in a source checkout at the top
+of the repository, and once installed (``colcon build`` or a non-editable ``pip install``) in
+``<prefix>/share/hod_dynamics/config``, where launch files find it too. A colcon or pip install
+also copies the URDFs to ``share/hod_dynamics/urdf``.
 
 - ``planar_2r``: the planar 2R robot of Müller and Kumar 2021, sec. 6.1 (point masses at the
   link ends).
@@ -14,23 +18,68 @@ node's ``urdf_path``, :func:`hod_dynamics.load_actuators`), the name of a shippe
 """
 
 import os
+import site
+import sys
+import warnings
 
-from .errors import InputError, ModelError
+from .errors import HodDynamicsWarning, InputError, ModelError, URDFExtensionWarning
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+PACKAGE = "hod_dynamics"
+_HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(_HERE, "data")
 _DIR = os.path.join(DATA, "urdf")
 _KINDS = {"urdf": ".urdf", "config": ".yaml", "trajectories": ".yaml"}
 
 
-def share_path(kind=None, name=None):
-    """Path of shipped data: ``share_path()`` the data folder, ``share_path("config")`` a kind's
-    folder (``"urdf"``, ``"config"``, ``"trajectories"``), ``share_path("config", "actuators_sea")``
-    one file (the extension may be left out). Raises InputError naming what is available."""
-    if kind is None:
-        return DATA
+def _config_candidates():
+    """Folders that may hold the shipped configurations, most specific first.
+
+    A source checkout (``package.xml`` beside this package) has them at its top; an install
+    puts them in ``<prefix>/share/hod_dynamics/config``, where ``<prefix>`` is the folder the
+    package's ``lib/pythonX.Y/site-packages`` hangs from (colcon's install prefix, the venv of
+    a pip install, ``~/.local`` for ``pip install --user``), so the share folder of the copy
+    that is imported wins over other installs. The interpreter's prefixes and the ament index
+    (``AMENT_PREFIX_PATH``) come last."""
+    top = os.path.dirname(_HERE)
+    if os.path.isfile(os.path.join(top, "package.xml")):
+        yield os.path.join(top, "config")
+    share = os.path.join("share", PACKAGE, "config")
+    parent = top
+    for _ in range(4):  # site-packages -> pythonX.Y -> lib -> prefix (dist-packages: one fewer)
+        parent = os.path.dirname(parent)
+        yield os.path.join(parent, share)
+    for prefix in (sys.prefix, sys.base_prefix, getattr(site, "USER_BASE", None) or ""):
+        yield os.path.join(prefix, share)
+    for prefix in os.environ.get("AMENT_PREFIX_PATH", "").split(os.pathsep):
+        if prefix:
+            yield os.path.join(prefix, share)
+
+
+def config_dir():
+    """The folder of the shipped configurations (see :func:`_config_candidates`). Raises
+    InputError naming the places looked at when none holds them (an editable install whose
+    source folder moved, or a copy of the package without its data files)."""
+    looked = []
+    for folder in _config_candidates():
+        if os.path.isfile(os.path.join(folder, "feedforward.yaml")):
+            return folder
+        looked.append(folder)
+    raise InputError(f"the shipped configuration files of {PACKAGE} are missing (looked in "
+                     f"{', '.join(dict.fromkeys(looked))}): reinstall the package with "
+                     "`pip install .` (not editable from a copy without config/) or `colcon build`")
+
+
+def _folder(kind):
     if kind not in _KINDS:
         raise InputError(f"shipped data kinds are {sorted(_KINDS)}, got {kind!r}")
-    folder = os.path.join(DATA, kind)
+    return config_dir() if kind == "config" else os.path.join(DATA, kind)
+
+
+def share_path(kind, name=None):
+    """Path of shipped data: ``share_path("config")`` a kind's folder (``"urdf"``, ``"config"``,
+    ``"trajectories"``), ``share_path("config", "actuators_sea")`` one file (the extension may be
+    left out). Raises InputError naming what is available."""
+    folder = _folder(kind)
     if name is None:
         return folder
     ext = _KINDS[kind]
@@ -43,7 +92,7 @@ def share_path(kind=None, name=None):
 def shipped(kind):
     """Names (without extension) of the shipped files of ``kind`` (see :func:`share_path`)."""
     ext = _KINDS[kind]
-    return sorted(f[:-len(ext)] for f in os.listdir(os.path.join(DATA, kind)) if f.endswith(ext))
+    return sorted(f[:-len(ext)] for f in os.listdir(_folder(kind)) if f.endswith(ext))
 
 
 def _is_bare_name(source):
@@ -94,3 +143,39 @@ def load_robot(name, **kwargs):
     from .model import RobotModel
 
     return RobotModel.from_urdf(robot_path(name), **kwargs)
+
+
+def model_from_description(source, *, root_link=None, tip_links=None, locked_joints=None,
+                           gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn",
+                           xacro_args=None, floating_base=False, extensions=True):
+    """A :class:`RobotModel` from a robot description and the options a program takes, and the
+    notes of its reading: what the command line and the nodes build their model with.
+
+    ``source``: a URDF or xacro file, URDF or xacro text, or the name of a shipped robot
+    (:func:`urdf_source`). ``root_link`` and ``tip_links``: empty means not given (as a
+    program's empty option or parameter does); the other options as for
+    :meth:`RobotModel.from_urdf`, ``locked_joints`` a mapping ``{joint: position}`` and
+    ``xacro_args`` ``{name: value}`` (:func:`hod_dynamics.urdf.xacro_args_from_strings` reads
+    the ``name:=value`` form).
+
+    Returns ``(model, notes)``: ``notes`` the messages of the
+    :class:`~hod_dynamics.errors.HodDynamicsWarning` s of the reading, in order (what
+    ``strict=False`` read past, inertias that are not positive semi-definite, negative
+    ``<dynamics>`` values, and with ``extensions`` the extensions of URDF read past,
+    :class:`~hod_dynamics.errors.URDFExtensionWarning`), for the program to print or log; other
+    warnings go on as usual. Raises ModelError naming the fault.
+    """
+    from .model import RobotModel
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HodDynamicsWarning)
+        model = RobotModel.from_urdf(urdf_source(source), root_link=root_link or None,
+                                     tip_links=tip_links or None, locked_joints=locked_joints,
+                                     gravity=gravity, strict=strict, inertia_check=inertia_check,
+                                     xacro_args=xacro_args, floating_base=floating_base)
+    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)
+             and (extensions or not issubclass(w.category, URDFExtensionWarning))]
+    for w in caught:  # anything else goes on as usual
+        if not issubclass(w.category, HodDynamicsWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return model, notes

@@ -25,8 +25,9 @@ import numpy as np
 from scipy.interpolate import BSpline, make_interp_spline
 
 from .errors import InputError, ModelError, TrajectoryError
-from .floating import (BASE_COORDINATES, QUATERNION_TOLERANCE, check_floating,
-                       configuration_names, joint_jet, velocity_jet)
+from .floating import joint_jet, time_derivatives_floating, velocity_jet
+from .validation import (BASE_COORDINATES, QUATERNION_TOLERANCE, configuration_names,
+                         floating_base_only, whole_number)
 from .yamlfile import read_mapping
 
 DEFAULT_CONTINUITY = 4
@@ -114,8 +115,7 @@ def _align_quaternions(values, names):
 
 
 def _check_continuity(continuity, upper=None):
-    if isinstance(continuity, bool) or not isinstance(continuity, (int, np.integer)) or continuity < 1:
-        raise TrajectoryError(f"continuity must be an integer >= 1, got {continuity!r}")
+    continuity = whole_number("continuity", continuity, 1, error=TrajectoryError)
     if upper is not None and continuity > upper:
         raise TrajectoryError(f"continuity {continuity} exceeds {upper} (FITPACK degree <= 5)")
     return int(continuity)
@@ -296,9 +296,7 @@ class Trajectory:
         the span: the end position and zero derivatives. Rows above ``continuity`` are
         piecewise (exact inside each knot interval).
         """
-        if isinstance(n_derivatives, bool) or not isinstance(n_derivatives, (int, np.integer)) \
-                or n_derivatives < 0:
-            raise TrajectoryError(f"n_derivatives must be an integer >= 0, got {n_derivatives!r}")
+        n_derivatives = whole_number("n_derivatives", n_derivatives, error=TrajectoryError)
         if n_derivatives > self.spline.k:
             raise TrajectoryError(
                 f"n_derivatives={n_derivatives} exceeds the degree {self.spline.k} of the "
@@ -360,7 +358,7 @@ class Trajectory:
         then the joint rates; exact for the spline through the base poses (its quaternion
         normalised), see :func:`hod_dynamics.floating.velocity_jet`.
         """
-        check_floating(model, "Trajectory.floating_jet")
+        floating_base_only(model, "Trajectory.floating_jet")
         return velocity_jet(self.for_model(model).jet(t, n_derivatives), n_derivatives)
 
     # -- limits --------------------------------------------------------------------------------
@@ -381,7 +379,7 @@ class Trajectory:
         order = 0 if effort_rate_limits is None else 1
         if model.floating:  # the joints' limits; the base has none
             q, vjet = traj.floating_jet(model, t, order + 2)
-            taujet = time_derivatives(model, q, vjet, order)[..., 6:]
+            taujet = time_derivatives_floating(model, q, vjet, order)[..., 6:]
             return limit_report(model, t, joint_jet(q, vjet), taujet, effort_rate_limits)
         qjet = traj.jet(t, order + 2)
         return limit_report(model, t, qjet, time_derivatives(model, qjet, order), effort_rate_limits)

@@ -18,10 +18,10 @@ import numpy as np
 from .actuators import load_actuators
 from .dynamics import time_derivatives
 from .errors import InputError, TrajectoryError
-from .floating import joint_jet
+from .floating import joint_jet, time_derivatives_floating
 from .friction import load_friction
-from .recursive import check_order
 from .units import column
+from .validation import check_order
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def feedforward(model, trajectory, t, order, actuators=None, friction=None, *, b
     base = {}
     if model.floating:
         q, vjet = traj.floating_jet(model, t, inner + 2)
-        full = time_derivatives(model, q, vjet, inner, friction=fric, backend=backend)
+        full = time_derivatives_floating(model, q, vjet, inner, friction=fric, backend=backend)
         qjet, taujet = joint_jet(q, vjet), full[..., 6:]
         base = dict(base_q=q[..., :7], base_vjet=vjet[..., :order + 2, :6],
                     base_wrench=full[..., :order + 1, :6])

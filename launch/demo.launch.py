@@ -12,9 +12,6 @@ names no file stops the launch (status 1); both nodes are required: if one exits
 error, the launch shuts down (status 1).
 """
 
-import os
-
-from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
@@ -24,13 +21,12 @@ from hod_dynamics.ros.launch_support import existing_file, required
 
 
 def _nodes(context):
-    share = get_package_share_directory("hod_dynamics")
     actuators = existing_file("actuators", LaunchConfiguration("actuators").perform(context), "config", ".yaml")
     sim = LaunchConfiguration("use_sim_time").perform(context).lower() in ("1", "true")
     feedforward = Node(package="hod_dynamics", executable="feedforward_node", name="hod_feedforward",
                        output="screen",
-                       parameters=[os.path.join(share, "config", "feedforward.yaml"),
-                                   {"urdf_path": os.path.join(share, "urdf", "iiwa14.urdf"),
+                       parameters=[existing_file("config", "feedforward", "config", ".yaml"),
+                                   {"urdf_path": existing_file("urdf", "iiwa14", "urdf", ".urdf"),
                                     "actuators": actuators, "use_sim_time": sim}])
     publisher = Node(package="hod_dynamics", executable="demo_trajectory_publisher",
                      name="hod_demo_trajectory", output="screen",

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics import recursive
+from hod_dynamics import dispatch
 from hod_dynamics.backend import ENV_VAR, numba_available, resolve_backend
 from hod_dynamics.spatial import body_inertia, rotation_matrix, transform
 
@@ -59,7 +59,7 @@ def test_numba_equals_numpy_far_along_continuous_joints_and_for_pitched_screws(r
     and cos, which hand over to libm beyond SINCOS_LIMIT rad; a screw with a pitch (which
     from_screws accepts) has no such frame and runs the general form. Both match numpy,
     in batches (lanes), a few samples and one sample."""
-    from hod_dynamics._kernels import SINCOS_LIMIT
+    from hod_dynamics._kernels import SINCOS_LIMIT, z_geometry
 
     assert SINCOS_LIMIT < 2e6  # the angles below reach beyond it
     tree = hd.RobotModel.from_urdf(random_urdf(8, 4))
@@ -69,7 +69,7 @@ def test_numba_equals_numpy_far_along_continuous_joints_and_for_pitched_screws(r
         -0.2, 0.2, (3, 3)), rng.uniform(0.01, 0.05, (3, 3)))]
     pitched = hd.RobotModel.from_screws([[0, 0, 1, 0.1, 0, 0.05], [0, 1, 0, 0, 0, 1],
                                          [1, 0, 0, 0, 0.3, 0]], B, M, parents=[-1, 0, 0])
-    assert recursive._z_geometry(tree)[0] == 1.0 and recursive._z_geometry(pitched)[0] == 0.0
+    assert z_geometry(tree)[0] == 1.0 and z_geometry(pitched)[0] == 0.0
     for model, scale in [(tree, 1.0), (tree, 3e3), (tree, 2e6), (pitched, 1.0)]:
         jets = rng.uniform(-1, 1, (40, 6, model.n_dof))
         jets[:, 0] *= scale
@@ -109,8 +109,8 @@ def test_blocks_give_the_same_result(panda, rng, monkeypatch, backend):
     wrenches = {"panda_hand": rng.uniform(-1, 1, (5, 1, 3, 6)),
                 "panda_link3": rng.uniform(-1, 1, (3, 6))}
     whole = hd.time_derivatives(panda, jets, 2, wrenches=wrenches, backend=backend)
-    monkeypatch.setattr(recursive, "NUMPY_BLOCK_BYTES", 4 * 7 * 640 * 4)  # 4 samples per block
-    monkeypatch.setattr(recursive, "NUMBA_BLOCK", 4)
+    monkeypatch.setattr(dispatch, "NUMPY_BLOCK_BYTES", 4 * 7 * 640 * 4)  # 4 samples per block
+    monkeypatch.setattr(dispatch, "NUMBA_BLOCK", 4)
     blocked = hd.time_derivatives(panda, jets, 2, wrenches=wrenches, backend=backend)
     assert blocked.shape == batch + (3, 7)
     assert rel_err(blocked, whole) < 1e-14
@@ -128,7 +128,7 @@ def test_blocks_bound_the_working_memory(panda, rng, monkeypatch):
     import tracemalloc
 
     jets = rng.uniform(-1, 1, (4000, 5, 7))
-    monkeypatch.setattr(recursive, "NUMPY_BLOCK_BYTES", 2**20)
+    monkeypatch.setattr(dispatch, "NUMPY_BLOCK_BYTES", 2**20)
     tracemalloc.start()
     try:
         out = hd.time_derivatives(panda, jets, 2, backend="numpy")

@@ -115,10 +115,10 @@ def test_shipped_names_version_and_module_entry_point(capsys, iiwa):
     assert cli.main(["info", "iiwa14"]) == 0
     out = capsys.readouterr().out
     assert "iiwa14: 7 moving joints" in out and "units: position rad" in out
-    assert hd.load_actuators("actuators_sea", iiwa).elastic.any()
-    assert hd.share_path("config", "actuators_sea") == hd.share_path("config", "actuators_sea.yaml")
+    assert hd.actuators.load_actuators("actuators_sea", iiwa).elastic.any()
+    assert hd.robots.share_path("config", "actuators_sea") == hd.robots.share_path("config", "actuators_sea.yaml")
     with pytest.raises(hd.InputError, match="no shipped config file 'nope'; available: .*actuators_sea"):
-        hd.share_path("config", "nope")
+        hd.robots.share_path("config", "nope")
     proc = subprocess.run([sys.executable, "-m", "hod_dynamics", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == f"hod-dynamics {hd.__version__}"
 

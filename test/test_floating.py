@@ -67,7 +67,7 @@ def test_tau_mass_matrix_partials_match_pinocchio(robot, backend):
     rng = np.random.default_rng(7)
     q, v, a = random_floating_state(model, rng, (4,))
     ref = [pinocchio(pr, *s) for s in zip(q, v, a)]
-    tau = hd.time_derivatives(model, q, np.stack([v, a], axis=-2), 0, backend=backend)[:, 0]
+    tau = hd.time_derivatives_floating(model, q, np.stack([v, a], axis=-2), 0, backend=backend)[:, 0]
     partials = hd.id_partials(model, q, v, a, backend=backend)
     for b in range(len(q)):
         assert rel_err(tau[b], ref[b][0]) < 1e-10
@@ -142,7 +142,7 @@ def exact_se3_motion(n, t, rows, seed=0):
 def test_tau_dot_matches_pinocchio_route(robot, backend):
     model, pr = robot
     q, vjet = exact_se3_motion(model.n_dof, [T0], 3)
-    ours = hd.time_derivatives(model, q[0], vjet[0], 1, backend=backend)
+    ours = hd.time_derivatives_floating(model, q[0], vjet[0], 1, backend=backend)
     v, a, a1 = vjet[0]
     tau, M, dq, dv = pinocchio(pr, q[0], v, a)
     assert rel_err(ours[0], tau) < 1e-10
@@ -161,16 +161,16 @@ def test_orders_up_to_5_by_finite_differences_on_se3(name, backend):
     foot = {"solo12": "FL_FOOT", "talos": "leg_left_6_link"}[name]
     wrenches = {foot: sinusoid_jet(6, t, order + 1, seed=4),
                 model.root_link: sinusoid_jet(6, t, order + 1, seed=5)}
-    out = hd.time_derivatives(model, q, vjet, order, wrenches=wrenches, backend=backend)
+    out = hd.time_derivatives_floating(model, q, vjet, order, wrenches=wrenches, backend=backend)
     fd = np.tensordot(CENTRAL_7, out, axes=(0, 0)) / H
     for k in range(1, order + 1):
         assert rel_err(out[3, k], fd[k - 1]) < 1e-8, k
     # the planned wrench jet on the trunk that balances the motion: base rows vanish at every order
     balance = {**wrenches, model.root_link: wrenches[model.root_link] + out[..., :6]}
-    rows = hd.time_derivatives(model, q, vjet, order, wrenches=balance, backend=backend)
+    rows = hd.time_derivatives_floating(model, q, vjet, order, wrenches=balance, backend=backend)
     assert np.abs(rows[..., :6]).max() < 1e-10 * np.abs(out[..., :6]).max()
     assert rel_err(rows[..., 6:], out[..., 6:]) < 1e-13
-    low = hd.time_derivatives(model, q[3], vjet[3, :3], 1, wrenches={
+    low = hd.time_derivatives_floating(model, q[3], vjet[3, :3], 1, wrenches={
         k: w[3, :2] for k, w in wrenches.items()}, backend=backend)
     assert rel_err(low, out[3, :2]) < 1e-13
 
@@ -180,16 +180,16 @@ def test_backends_agree_on_a_batch():
     model = floating_pinocchio_robot("solo12")[0]
     t = np.linspace(0, 2, 40)
     q, vjet = exact_se3_motion(model.n_dof, t, 5, seed=9)
-    a = hd.time_derivatives(model, q, vjet, 3, backend="numpy")
-    b = hd.time_derivatives(model, q, vjet, 3, backend="numba")  # SIMD lanes (>= 16 samples)
+    a = hd.time_derivatives_floating(model, q, vjet, 3, backend="numpy")
+    b = hd.time_derivatives_floating(model, q, vjet, 3, backend="numba")  # SIMD lanes (>= 16 samples)
     assert rel_err(a, b) < 1e-12
-    assert rel_err(b[:3], [hd.time_derivatives(model, q[i], vjet[i], 3) for i in range(3)]) < 1e-12
+    assert rel_err(b[:3], [hd.time_derivatives_floating(model, q[i], vjet[i], 3) for i in range(3)]) < 1e-12
     wrenches = {"base_link": sinusoid_jet(6, t, 4, seed=1), "HR_FOOT": sinusoid_jet(6, t, 4, 2)}
-    a = hd.time_derivatives(model, q, vjet, 3, wrenches=wrenches, backend="numpy")
-    c = hd.time_derivatives(model, q, vjet, 3, wrenches=wrenches, backend="numba")
+    a = hd.time_derivatives_floating(model, q, vjet, 3, wrenches=wrenches, backend="numpy")
+    c = hd.time_derivatives_floating(model, q, vjet, 3, wrenches=wrenches, backend="numba")
     assert rel_err(a, c) < 1e-12 and np.abs(c - b).max() > 1.0
     # a batch large enough to be shared among threads gives the same rows
-    big = hd.time_derivatives(model, np.tile(q, (60, 1)), np.tile(vjet, (60, 1, 1)), 3,
+    big = hd.time_derivatives_floating(model, np.tile(q, (60, 1)), np.tile(vjet, (60, 1, 1)), 3,
                               backend="numba")
     np.testing.assert_array_equal(big[-40:], b)
 
@@ -283,7 +283,7 @@ def test_quaternion_is_normalised_and_bad_ones_are_refused():
     with pytest.raises(hd.InputError, match=r"\(\.\.\., 19\)"):
         hd.inverse_dynamics(model, q[:-1], v, a)
     with pytest.raises(hd.InputError, match=r"vjet must have shape \(\.\.\., 3, 18\)"):
-        hd.time_derivatives(model, q, np.stack([v, a]), 1)
+        hd.time_derivatives_floating(model, q, np.stack([v, a]), 1)
     with pytest.raises(hd.InputError, match="time_derivatives\\(model, q, vjet, order\\)"):
         hd.time_derivatives(model, q, 1)
     with pytest.raises(hd.InputError, match="floating base"):
@@ -363,15 +363,15 @@ def test_base_trajectory_gives_exact_twist_jets_and_feedforward():
     for k in range(1, 4):
         assert rel_err(vjet[3, k], fd[k - 1]) < 1e-8, k
     assert rel_err(vjet[:, :, 6:], traj.for_model(model).jet(t, 4)[:, 1:, 7:]) < 1e-15
-    result = hd.feedforward(model, traj, t, 2)
-    full = hd.time_derivatives(model, q, vjet, 2)
+    result = hd.trajectory_feedforward.feedforward(model, traj, t, 2)
+    full = hd.time_derivatives_floating(model, q, vjet, 2)
     assert rel_err(result.taujet, full[..., 6:]) < 1e-15
     assert rel_err(result.base_wrench, full[..., :6]) < 1e-15
     assert result.qjet.shape == (7, 5, 12) and result.base_vjet.shape == (7, 4, 6)
     assert traj.check_limits(model, dt=0.05).n_samples > 0
     # series-elastic knees (ANYdrive-like): theta = q + tau / K on the joints
     sea = {"FL_KFE": {"type": "sea", "stiffness": 200.0, "motor_inertia": 0.01}}
-    ff = hd.feedforward(model, traj, t, 2, actuators=sea)
+    ff = hd.trajectory_feedforward.feedforward(model, traj, t, 2, actuators=sea)
     k = model.joint_index("FL_KFE")
     assert rel_err(ff.thetajet[:, :3, k], ff.qjet[:, :3, k] + ff.taujet[:, :3, k] / 200.0) < 1e-14
     with pytest.raises(hd.TrajectoryError, match="base pose columns"):

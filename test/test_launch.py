@@ -53,7 +53,7 @@ def test_feedforward_parameter_file_matches_the_node():
     pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels) not installed")
     from hod_dynamics.ros.feedforward_node import PARAMETERS
 
-    data = yaml.safe_load(open(os.path.join(ROOT, "hod_dynamics", "data", "config", "feedforward.yaml"), encoding="utf-8"))
+    data = yaml.safe_load(open(os.path.join(ROOT, "config", "feedforward.yaml"), encoding="utf-8"))
     params = data["/**"]["ros__parameters"]
     names = {spec.name for spec in PARAMETERS}
     assert set(params) <= names, set(params) - names
@@ -63,10 +63,10 @@ def test_actuator_configs_load_for_the_shipped_robot():
     import hod_dynamics as hd
 
     model = hd.load_robot("iiwa14")
-    paths = glob.glob(os.path.join(ROOT, "hod_dynamics", "data", "config", "actuators_*.yaml"))
+    paths = glob.glob(os.path.join(ROOT, "config", "actuators_*.yaml"))
     assert len(paths) >= 2, "the shipped actuator configurations are missing"
     for path in paths:
-        assert hd.load_actuators(path, model).elastic.any(), path
+        assert hd.actuators.load_actuators(path, model).elastic.any(), path
 
 
 def test_launch_descriptions_build_where_launch_ros_is_installed(monkeypatch):
@@ -106,14 +106,14 @@ def test_ros2_launch_stops_with_status_1_on_a_bad_argument(launch_file, args, ex
     assert expected in proc.stdout + proc.stderr
 
 
-def test_readme_lists_every_node_parameter_as_the_nodes_declare_them():
-    """The README's parameter tables are the nodes' parameter tables (names, types, defaults,
+def test_ros2_interface_page_lists_every_node_parameter_as_the_nodes_declare_them():
+    """doc/ros2_interface.md's parameter tables are the nodes' parameter tables (names, types, defaults,
     ranges, units, read-only flags): regenerate them with parameters.markdown_table."""
     pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels) not installed")
     from hod_dynamics.ros.demo_trajectory_publisher import PARAMETERS as DEMO
     from hod_dynamics.ros.feedforward_node import PARAMETERS as FEEDFORWARD
     from hod_dynamics.ros.parameters import markdown_table
 
-    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    readme = open(os.path.join(ROOT, "doc", "ros2_interface.md"), encoding="utf-8").read()
     for specs in (FEEDFORWARD, DEMO):
         assert markdown_table(specs) in readme, markdown_table(specs)

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
+from hod_dynamics.closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
+                                      gravity_derivatives, mass_matrix_derivatives)
 from hod_dynamics.spatial import body_inertia, rpy_matrix, transform
 from hod_dynamics.backend import numba_available
 from oracles import rel_err
@@ -139,17 +141,17 @@ def test_per_model_cache_keeps_no_model_alive(planar_2r, rng):
 
 def test_check_state_broadcasts_and_names_the_bad_argument(iiwa):
     q = np.zeros(7)
-    out = hd.model.check_state(iiwa, q=q, qd=np.ones((3, 7)))
+    out = hd.validation.check_state(iiwa, q=q, qd=np.ones((3, 7)))
     assert [a.shape for a in out] == [(3, 7), (3, 7)]
     assert out[0] is not q and np.shares_memory(out[0], q)
-    same = hd.model.check_state(iiwa, q=q, qd=q)
+    same = hd.validation.check_state(iiwa, q=q, qd=q)
     assert same[0] is q  # already a float array of the common shape: no copy
     with pytest.raises(hd.InputError, match=r"qd holds a non-finite value at index \(1, 4\)"):
         bad = np.ones((2, 7))
         bad[1, 4] = np.nan
-        hd.model.check_state(iiwa, q=q, qd=bad)
+        hd.validation.check_state(iiwa, q=q, qd=bad)
     with pytest.raises(hd.InputError, match="do not broadcast"):
-        hd.model.check_state(iiwa, q=np.zeros((2, 7)), qd=np.zeros((3, 7)))
+        hd.validation.check_state(iiwa, q=np.zeros((2, 7)), qd=np.zeros((3, 7)))
 
 
 # -- zero degrees of freedom --------------------------------------------------------------------
@@ -173,10 +175,11 @@ def test_zero_dof_model_every_public_function_returns_empty_results(fixed_only):
             "mass_matrix": (hd.mass_matrix(m, z), batch + (0, 0)),
             "kinetic_energy": (hd.kinetic_energy(m, z, z), batch),
             "time_derivatives closed_form": (hd.time_derivatives(m, jet, 2, method="closed_form"), batch + (3, 0)),
-            "mass_matrix_derivatives": (hd.mass_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
-            "coriolis_matrix_derivatives": (hd.coriolis_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
-            "gravity_derivatives": (hd.gravity_derivatives(m, jet, 2), batch + (3, 0)),
-            "external_wrench_derivatives": (hd.external_wrench_derivatives(m, jet, 2, {"top": np.zeros(batch + (3, 6))}),
+            "mass_matrix_derivatives": (mass_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
+            "coriolis_matrix_derivatives": (coriolis_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
+            "gravity_derivatives": (gravity_derivatives(m, jet, 2), batch + (3, 0)),
+            "external_wrench_derivatives": (external_wrench_derivatives(m, jet, 2,
+                                                                        {"top": np.zeros(batch + (3, 6))}),
                                             batch + (3, 0)),
             "id_partials_directional": (hd.id_partials_directional(m, z, z, z, z, z, z)[0], batch + (0, 0)),
             "id_second_order_rate": (hd.id_second_order_rate(m, z, z, z, z), batch + (0,)),
@@ -234,7 +237,7 @@ def test_foreign_input_is_refused_with_an_input_error_naming_the_argument(iiwa):
 
 
 def test_trajectory_jet_beyond_the_spline_degree_is_a_trajectory_error():
-    traj = hd.load_trajectory(hd.shipped_trajectories()[0])
+    traj = hd.load_trajectory(hd.trajectory.shipped_trajectories()[0])
     k = traj.spline.k
     assert traj.jet(0.5, k).shape == (k + 1, traj.n_joints)
     with pytest.raises(hd.TrajectoryError, match=rf"^n_derivatives=10 exceeds the degree {k} of the trajectory spline \(C\^{traj.continuity}\)"):

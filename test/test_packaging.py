@@ -12,7 +12,8 @@ import pytest
 import hod_dynamics as hd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARE_CONTENT = ["package.xml", "launch/robot_state.launch.py", "urdf/iiwa14.urdf", "urdf/planar_2r.urdf"]
+SHARE_CONTENT = ["package.xml", "launch/robot_state.launch.py", "urdf/iiwa14.urdf", "urdf/planar_2r.urdf",
+                 "config/feedforward.yaml", "config/actuators_sea.yaml", "config/actuators_vsa.yaml"]
 
 
 def _installed_prefix():
@@ -27,6 +28,38 @@ def _installed_prefix():
             '"editable": true' in (dist.read_text("direct_url.json") or ""):
         pytest.skip("hod_dynamics is installed editable: pip installs no data_files then")
     return sys.prefix
+
+
+def test_config_is_at_the_top_level_beside_launch():
+    """config/ beside launch/ as in every ament package, and nowhere else in the source tree."""
+    shipped = sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "config", "*.yaml")))
+    assert {"feedforward.yaml", "actuators_sea.yaml", "actuators_vsa.yaml"} <= set(shipped), shipped
+    copies = [p for name in shipped for p in glob.glob(os.path.join(ROOT, "hod_dynamics", "**", name), recursive=True)]
+    assert not copies, f"a second copy of the configurations: {copies}"
+    # run from the source tree, the library finds them there
+    assert os.path.realpath(hd.robots.share_path("config")) == os.path.realpath(os.path.join(ROOT, "config"))
+
+SEA_JOINTS = int(hd.actuators.load_actuators("actuators_sea", hd.load_robot("iiwa14")).elastic.sum())
+
+
+def _share_path_seen_by(python, cwd, env):
+    """(hod_dynamics.__file__, share_path("config"), an actuator file loaded by its shipped name)
+    in a fresh interpreter outside the source tree, without AMENT_PREFIX_PATH."""
+    env = {k: v for k, v in env.items() if k != "AMENT_PREFIX_PATH"}
+    code = ("import hod_dynamics as hd; m = hd.load_robot('iiwa14'); "
+            "print(hd.__file__); print(hd.robots.share_path('config')); "
+            "print(int(hd.actuators.load_actuators('actuators_sea', m).elastic.sum()))")
+    run = subprocess.run([python, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.split()
+
+
+def test_pip_install_finds_config_in_share_without_the_ament_index(tmp_path):
+    prefix = _installed_prefix()
+    module, config, elastic = _share_path_seen_by(sys.executable, tmp_path, os.environ)
+    assert module.startswith(os.path.join(prefix, "lib")), module
+    assert os.path.realpath(config) == os.path.realpath(os.path.join(prefix, "share", "hod_dynamics", "config"))
+    assert int(elastic) == SEA_JOINTS
 
 
 def test_pip_install_has_share_and_ament_index_marker(monkeypatch):
@@ -71,6 +104,12 @@ def test_colcon_build_layout(tmp_path):
     node = subprocess.run([str(prefix / "lib" / "hod_dynamics" / "feedforward_node"), "--ros-args", "-p", "order:=12"],
                           env=dict(os.environ, PYTHONPATH=str(site)), capture_output=True, text=True, timeout=120)
     assert node.returncode == 1 and "[FATAL]" in node.stderr and "parameter order" in node.stderr, node.stderr
+    # the installed package finds its configurations in the install's share/, without the ament index
+    assert sorted(p.name for p in (prefix / "share" / "hod_dynamics" / "config").glob("*.yaml")) == \
+        sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "config", "*.yaml")))
+    module, config, elastic = _share_path_seen_by(sys.executable, tmp_path, dict(os.environ, PYTHONPATH=str(site)))
+    assert module.startswith(str(site)), module
+    assert config == str(prefix / "share" / "hod_dynamics" / "config") and int(elastic) == SEA_JOINTS
 
 
 def test_package_xml_declares_the_runtime_dependencies():

@@ -199,11 +199,11 @@ def test_non_finite_named_in_the_callers_batch_shape(func, backend, panda):
 
 def test_second_order_blocks_agree(panda, monkeypatch):
     """Large batches run in blocks; the blocked result equals the one-block result."""
-    import hod_dynamics.partials as partials
+    import hod_dynamics.second_partials as second_partials
 
     q, qd, qdd = _states(panda, 5, seed=9)
     whole = hd.id_second_partials(panda, q, qd, qdd)
-    monkeypatch.setattr(partials, "_SECOND_ORDER_BLOCK", 2 * 7 ** 3)  # blocks of 2 samples
+    monkeypatch.setattr(second_partials, "_SECOND_ORDER_BLOCK", 2 * 7 ** 3)  # blocks of 2 samples
     for a, b in zip(whole, hd.id_second_partials(panda, q, qd, qdd)):
         np.testing.assert_allclose(b, a, rtol=0, atol=1e-12 * np.abs(a).max())
 
@@ -412,10 +412,10 @@ def test_second_partials_inputs_that_are_views_of_out(backend, monkeypatch):
     is written: the same numbers as from separate inputs, one sample and a batch (a batch's
     later samples, or the numpy path's later blocks, would otherwise be read after the
     earlier ones overwrote them)."""
-    import hod_dynamics.partials as partials
+    import hod_dynamics.second_partials as second_partials
 
     model = hd.load_robot("iiwa14")
-    monkeypatch.setattr(partials, "_SECOND_ORDER_BLOCK", 7 ** 3)  # numpy: blocks of 1 sample
+    monkeypatch.setattr(second_partials, "_SECOND_ORDER_BLOCK", 7 ** 3)  # numpy: blocks of 1 sample
     for batch in ((), (2,), (3,)):
         states = _states(model, 3, seed=31)[:, :batch[0] if batch else 1]
         states = states.reshape((3,) + batch + (7,))

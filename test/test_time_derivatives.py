@@ -162,7 +162,7 @@ def test_wrenches_match_pinocchio_and_finite_differences(robot, links, method, i
     for kk in range(1, order + 1):
         assert rel_err(ours[3, kk], fd[kk - 1]) < 1e-8, kk
     # the wrench term alone, from the public closed-form piece
-    q_ext = hd.external_wrench_derivatives(model, jets, order, wrenches)
+    q_ext = hd.closed_form.external_wrench_derivatives(model, jets, order, wrenches)
     free = hd.time_derivatives(model, jets, order, method=method)
     assert rel_err(free + q_ext, ours) < 1e-12
 

@@ -205,7 +205,7 @@ def test_for_model_maps_message_order_to_model_order(iiwa, rng):
 
 # -- limits ---------------------------------------------------------------------------------------
 def test_shipped_demo_trajectory_is_within_the_iiwa_limits(iiwa):
-    assert "iiwa14_demo" in hd.shipped_trajectories()
+    assert "iiwa14_demo" in hd.trajectory.shipped_trajectories()
     traj = hd.load_trajectory("iiwa14_demo")
     report = traj.check_limits(iiwa)
     assert report.ok, str(report)

@@ -1,7 +1,8 @@
 """Shared by the launch files (imports launch, so only the launch files import it).
 
 - :func:`existing_file` resolves a launch argument that names a file (a path, or the name of
-  a file shipped in ``share/hod_dynamics/<folder>``) and raises :class:`LaunchArgumentError`
+  a shipped file: ``config/`` or ``urdf/``, found by :func:`hod_dynamics.share_path` as the
+  library and the nodes find them, on the colcon and the pip route alike) and raises :class:`LaunchArgumentError`
   when it does not exist: ``ros2 launch`` then prints ``Caught exception in launch ...:
   <message>`` and exits with status 1 before starting any node.
 - :func:`required` makes a node required: when it exits with a non-zero code (an error, or
@@ -15,21 +16,19 @@ import signal
 from launch.actions import RegisterEventHandler
 from launch.event_handlers import OnProcessExit
 
-
-class LaunchArgumentError(RuntimeError):
-    """A launch argument names a file that does not exist."""
+from ..errors import LaunchArgumentError
 
 
 def existing_file(argument, value, folder, suffix):
-    """The file a launch argument names: ``value`` itself when it is a file, else
-    ``share/hod_dynamics/<folder>/<value><suffix>`` (``suffix`` added when missing); ''
-    stays ''. Raises LaunchArgumentError naming the argument and both places looked at."""
+    """The file a launch argument names: ``value`` itself when it is a file, else the shipped
+    ``<folder>/<value><suffix>`` (``suffix`` added when missing; ``folder`` a kind of
+    :func:`hod_dynamics.share_path`); '' stays ''. Raises LaunchArgumentError naming the
+    argument and both places looked at."""
     if not value or os.path.isfile(value):
         return value
-    from ament_index_python.packages import get_package_share_directory
+    from hod_dynamics.robots import share_path
 
-    shipped = os.path.join(get_package_share_directory("hod_dynamics"), folder,
-                           value if value.endswith(suffix) else value + suffix)
+    shipped = os.path.join(share_path(folder), value if value.endswith(suffix) else value + suffix)
     if os.path.isfile(shipped):
         return shipped
     raise LaunchArgumentError(f"launch argument {argument}:={value}: no such file, and no shipped "

@@ -1,9 +1,9 @@
-"""Node parameters from one table: declaration, validation, start-up errors and the README table.
+"""Node parameters from one table: declaration, validation, start-up errors and documentation.
 
 Each node lists :class:`Spec` rows; :func:`declare` declares them all (so every parameter has
 a value in ``ros2 param dump`` / get_parameters), :func:`check` validates a value at start-up
 (one :class:`StartupError` naming the parameter and what it expects) and at run time (the
-reason of a refused set), and :func:`markdown_table` writes the README's table.
+reason of a refused set), and :func:`markdown_table` writes the table of doc/ros2_interface.md.
 
 Scalars are statically typed (rclpy checks the type; the range is in the descriptor too).
 Arrays are declared with dynamic typing and an empty value, because ROS cannot type an
@@ -37,7 +37,7 @@ _EMPTY_OK = (Parameter.Type.BYTE_ARRAY, Parameter.Type.BOOL_ARRAY, Parameter.Typ
 @dataclass(frozen=True)
 class Spec:
     """One node parameter: ``kind`` is a key of ``_KINDS``; ``range`` (low, high) inclusive
-    for numbers; ``unit`` is printed after the expectation and in the README."""
+    for numbers; ``unit`` is printed after the expectation and in doc/ros2_interface.md."""
 
     name: str
     kind: str
@@ -147,7 +147,7 @@ def checker(specs, extra=None):
 
 
 def markdown_table(specs):
-    """The README table of ``specs``: name, type, default, unit/range, read-only, meaning."""
+    """The doc/ros2_interface.md table of ``specs``: name, type, default, unit/range, read-only, meaning."""
     rows = ["| parameter | type | default | range / unit | run time | meaning |",
             "| --- | --- | --- | --- | --- | --- |"]
     for s in specs:

@@ -24,13 +24,9 @@ from rclpy.exceptions import InvalidParameterTypeException, InvalidParameterValu
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
-from ..errors import HodDynamicsError
+from ..errors import HodDynamicsError, StartupError
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-
-class StartupError(HodDynamicsError):
-    """A node cannot start (invalid parameter, robot model or configuration)."""
 
 
 def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
