@@ -19,7 +19,7 @@ Residuals are model tau minus measured effort; the summary gives them in N m and
 """
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Tuple
 
 import numpy as np
@@ -30,13 +30,16 @@ from .errors import InputError, ModelError
 from .trajectory_feedforward import FeedforwardResult
 from .friction import DEFAULT_VS, FrictionModel, load_friction
 from .joint_fit import fit_joint_states, fit_segments  # noqa: F401  (fit_segments: part of this module's API)
+from .timebase import GAP_SPLIT
 from .units import column
 from .validation import whole_number
 
 MAX_ORDER = 2       # a C^4 (quintic) fit carries q up to q^(4) continuously
 MIN_SAMPLES = 20
 SUPPORT = 1.0 / 3.0  # an order is supported when its estimated error is at most this share of its RMS
-ERROR_SAMPLES = 20000   # samples (evenly spread) the error estimate carries through the dynamics
+ERROR_SAMPLES = 20000   # samples the error estimate carries through the dynamics, at most
+RESIDUAL_NOTE = 0.25    # a residual (friction fitted) above this share of the measured range gets a note
+CLOCK_STEPS_NOTE = 3    # more clock steps than this get a note
 ERROR_DRAWS = (4, 16)   # synthetic recordings per order: at least, at most
 CHUNK = 50000       # samples per batch of the dynamics (bounds the working memory)
 
@@ -129,15 +132,16 @@ class BagAnalysis:
         r = self.result
         order = r.taujet.shape[1] - 1
         eff = self.effort
+        signal_rms, supported, residual = self.signal_rms, self.supported, self.residual
         joints = {}
         for j, name in enumerate(self.joint_names):
             entry = {"peak_abs": {f"tau{k}": float(np.abs(r.taujet[:, k, j]).max()) for k in range(order + 1)},
-                     "signal_rms": {f"tau{k}": float(self.signal_rms[k, j]) for k in range(order + 1)},
+                     "signal_rms": {f"tau{k}": float(signal_rms[k, j]) for k in range(order + 1)},
                      "model_tau_range": float(np.ptp(r.taujet[:, 0, j])),
                      "position_fit_rms": _rms(r.qjet[:, 0, j] - self.position[:, j]), **self.fit.get(name, {})}
             if eff is not None:
                 measured_range = float(np.nanmax(eff[:, j]) - np.nanmin(eff[:, j]))
-                res = self.residual[:, j]
+                res = residual[:, j]
                 entry.update(measured_rms=_rms(eff[:, j]), measured_range=measured_range,
                              residual_rms=_rms(res), residual_max_abs=float(np.nanmax(np.abs(res))),
                              residual_rms_percent_of_measured_range=_percent(_rms(res), measured_range))
@@ -148,7 +152,7 @@ class BagAnalysis:
             if self.errors is not None:
                 per_order = (lambda a: {f"tau{k}": float(a[k, j]) for k in range(order + 1)})
                 entry["error_estimate"] = per_order(self.errors.total)
-                entry["supported"] = {f"tau{k}": bool(self.supported[k, j]) for k in range(order + 1)}
+                entry["supported"] = {f"tau{k}": bool(supported[k, j]) for k in range(order + 1)}
                 entry["end_error_estimate"] = per_order(self.errors.total_ends)
                 if self.friction is not None:
                     entry["rigid_body_error_estimate"] = per_order(self.errors.rigid)
@@ -169,6 +173,21 @@ class BagAnalysis:
                "joints": joints, "notes": list(self.notes)}
         if self.states.time_base is not None:
             out["time_base"] = self.states.time_base.summary()
+            out["gaps_bridged_up_to"] = GAP_SPLIT * self.states.time_base.period
+        sources = list(self.states.sources) or [self.states]
+        out["joint_state_groups"] = {
+            "used": [{"joints": list(s.joint_names), "messages": int(s.messages)} for s in sources],
+            "ignored": [{"joints": list(g.joint_names), "messages": int(g.messages), "reason": g.reason}
+                        for g in self.states.ignored],
+            "alignment": [dict(a) for a in self.states.alignment]}
+        if self.errors is not None:
+            out["error_estimate"] = {
+                "method": "parametric bootstrap: synthetic recordings of the fit plus the content it missed, "
+                          "with the position noise found (encoder step and white noise), fitted alike and "
+                          "carried through the dynamics; near segment ends from pseudo-ends",
+                "draws": int(self.errors.draws), "samples": int(self.errors.samples),
+                "end_zone": {f"tau{k}": float(self.errors.end_zone[k]) for k in range(order + 1)},
+                "supported_when_error_below_share_of_rms": SUPPORT}
         if self.friction is not None:
             out["friction"] = {"source": self.friction_source,
                                "model": "viscous * qd + coulomb * tanh(qd / v_s) + offset",
@@ -312,11 +331,13 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     if acts is not None:
         thetajet, u = acts.motor_references(states.t, qjet, taujet)
         result.update(thetajet=thetajet, u=u, elastic=acts.elastic, gear_ratio=acts.gear_ratio)
-    return BagAnalysis(states, columns, FeedforwardResult(**result), _planned_at(model, planned, states.t),
-                       fric, source if fric is not None else None, fit_stats,
-                       None if fric is None else rigid[:, 0].copy(), tuple(fit.segments), fit_summary,
-                       tuple(notes), np.array([ty == "continuous" for ty in model.joint_types]), errors,
-                       None if fric is None else rigid[:, :order + 1].copy())
+    analysis = BagAnalysis(states, columns, FeedforwardResult(**result), _planned_at(model, planned, states.t),
+                           fric, source if fric is not None else None, fit_stats,
+                           None if fric is None else rigid[:, 0].copy(), tuple(fit.segments), fit_summary, (),
+                           np.array([ty == "continuous" for ty in model.joint_types]), errors,
+                           None if fric is None else rigid[:, :order + 1].copy())
+    notes = _source_notes(states) + notes + _plausibility_notes(analysis, rigid[:, 0]) + _support_notes(analysis)
+    return replace(analysis, notes=tuple(notes))
 
 
 def _dynamics(model, fit, inner, chunk, progress):
@@ -442,6 +463,76 @@ def _friction_hint(names, qd, residual):
         return []
     return [f"the residual of {len(shown)} joints follows the joint velocity like friction (Coulomb, viscous, "
             f"offset); --friction fit would lower its RMS: {', '.join(shown)}"]
+
+
+def _source_notes(states):
+    """Notes on the joint-state groups: those ignored and the alignment of the others."""
+    notes = [str(g) for g in states.ignored]
+    for a in states.alignment:
+        notes.append(f"joints {', '.join(a['joints'])} come in other messages ({a['messages']:,} at "
+                     f"{a['rate']:.4g} Hz, sampled {1e3 * a['median_offset']:+.3g} ms from the others' samples): "
+                     + a["method"])
+    return notes
+
+
+def _plausibility_notes(analysis, rigid_tau):
+    """Notes on results that the model or the time base cannot explain (see the module
+    docstring): a residual that a friction fit leaves above RESIDUAL_NOTE of the measured
+    range, efforts that follow the model at a scale far from 1, a duration that disagrees
+    with the stamps, many clock steps."""
+    notes = []
+    eff = analysis.effort
+    states = analysis.states
+    if eff is not None:
+        names = analysis.joint_names
+        qd = analysis.result.qjet[:, 1]
+        step = max(1, len(qd) // 50000)
+        residual = eff - rigid_tau
+        _, stats = fit_friction(qd[::step], residual[::step], names)
+        bad = []
+        for j, nm in enumerate(names):
+            ok = np.isfinite(eff[:, j])
+            span = float(np.ptp(eff[ok, j])) if ok.any() else 0.0
+            after = stats[nm]["residual_rms_after"]
+            if span > 0 and after > RESIDUAL_NOTE * span:
+                model = analysis.result.taujet[ok, 0, j]
+                slope = float(np.polyfit(model, eff[ok, j], 1)[0]) if np.ptp(model) > 0 else float("nan")
+                bad.append(f"{nm} {after:.3g} N m = {100 * after / span:.0f} % of the measured range"
+                           + (f", the efforts {slope:.2g} times the model's" if np.isfinite(slope)
+                              and not 0.7 < slope < 1.4 else ""))
+        if bad:
+            notes.append(f"the model does not explain the measured efforts of {len(bad)} joints, even with "
+                         f"friction fitted (residual rms: {'; '.join(bad)}): check that the description is the "
+                         "recorded robot's (masses, inertias, joint axes, mounting and gravity), that the efforts "
+                         "are joint torques with the model's sign (not motor currents), and the time base "
+                         "(--time-base); the torques and their error estimates hold for the model as given")
+    base = states.time_base
+    if base is not None and len(states.t) > 1:
+        stamps = np.sort(states.stamps_ns).astype(float) * 1e-9
+        stepped = sum(s["jump"] for s in base.clock_steps)
+        span = float(states.t[-1] - states.t[0])
+        spread = stamps[-1] - stamps[0] - stepped
+        if abs(span - spread) > max(10 * base.period, 0.01 * spread):
+            notes.append(f"the sample times span {span:.4g} s but the header stamps {spread:.4g} s"
+                         + (f" (after {len(base.clock_steps)} clock steps)" if base.clock_steps else "")
+                         + ": the time base may have miscounted samples; compare with --time-base header")
+        if len(base.clock_steps) > CLOCK_STEPS_NOTE:
+            notes.append(f"{len(base.clock_steps)} clock steps found in the header stamps: if the recording PC's "
+                         "clock did not step that often, the receive times are irregular; try --time-base header")
+    return notes
+
+
+def _support_notes(analysis):
+    """One note per derivative order that some joints' data do not support."""
+    if analysis.errors is None:
+        return []
+    notes = []
+    for k, row in enumerate(analysis.supported):
+        weak = [nm for nm, ok in zip(analysis.joint_names, row) if not ok]
+        if weak:
+            notes.append(f"tau{k} is not supported by the data for joints {', '.join(weak)}: its estimated error "
+                         f"exceeds {SUPPORT:.2g} of its RMS (error_estimate in summary.json; the plots mark it)")
+    return notes
 
 
 def _planned_at(model, planned, t):

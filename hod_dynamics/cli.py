@@ -26,7 +26,7 @@ import numpy as np
 from . import paper_examples as paper
 from .errors import CommandError, HodDynamicsError
 from .robots import load_robot, model_from_description, robot_path, shipped_robots
-from .units import common_unit, friction_units
+from .units import common_unit, friction_units, joint_unit
 from .urdf import xacro_args_from_strings
 
 PROG = "hod-dynamics"
@@ -332,7 +332,7 @@ def summary_lines(result, model, elapsed):
     summary = result.summary()
     lines = [f"{result.states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
              f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} moving joints); "
-             f"fit + dynamics in {elapsed:.2f} s"]
+             f"fit, dynamics and error estimate in {elapsed:.2f} s"]
     base = result.states.time_base
     if base is not None:
         lines.append(base.describe())
@@ -341,11 +341,13 @@ def summary_lines(result, model, elapsed):
             more = len(base.gaps) - GAPS_PRINTED
             lines.append(f"gaps (time: samples missing): {shown}" + (f" and {more} more (all in summary.json)"
                                                                        if more > 0 else ""))
+    bridged = summary.get("gaps_bridged_up_to")
     if len(result.segments) > 1:
-        lines.append(f"fitted in {len(result.segments)} segments (gaps longer than the fit bridges)")
+        lines.append(f"fitted in {len(result.segments)} segments (the fit bridges gaps up to "
+                     f"{1e3 * bridged:.4g} ms; longer ones split the recording)" if bridged else
+                     f"fitted in {len(result.segments)} segments")
     joints = summary["joints"]
-    lines.append("position fit: " + ", ".join(f"{nm} noise {e['position_noise']:.2g}, cutoff "
-                                               f"{e['smoothing_cutoff_hz']:.3g} Hz" for nm, e in joints.items()))
+    lines.append("position noise: " + ", ".join(_noise_text(nm, e, model) for nm, e in joints.items()))
     if result.effort is None:
         lines.append("  the joint states carry no efforts: no comparison with measured torques")
     else:
@@ -372,8 +374,38 @@ def summary_lines(result, model, elapsed):
             force, viscous = friction_units(model.joint_types[model.joint_names.index(name)])
             lines.append(f"  {name:<24}coulomb {f.coulomb[j]:.4g}{se('coulomb')} {force}, viscous {f.viscous[j]:.4g}"
                          f"{se('viscous')} {viscous}, offset {f.offset[j]:.4g}{se('offset')} {force}, v_s {f.v_s[j]:.3g}")
+    if "error_estimate" in summary:
+        lines += _error_lines(summary, model)
     for note in summary["notes"]:
         lines.append(f"note: {note}")
+    return lines
+
+
+def _noise_text(name, entry, model):
+    """'joint step S + white W unit' of the position noise found."""
+    unit = joint_unit(model.joint_types[model.joint_names.index(name)], "position")
+    text = f"{name} " + (f"encoder step {entry['encoder_step']:.2g} + " if entry["encoder_step"] > 0 else "")
+    return text + f"white {entry['white_noise']:.2g} {unit}"
+
+
+def _error_lines(summary, model):
+    """The table of the error estimates: per joint and order the estimated RMS error, its share of
+    the order's RMS, and ``*`` where the data do not support the order."""
+    order = summary["order"]
+    zone = summary["error_estimate"]["end_zone"]
+    share = summary["error_estimate"]["supported_when_error_below_share_of_rms"]
+    lines = [f"error estimate of tau^(k) (RMS over the samples more than {zone[f'tau{order}']:.2g} s from a segment "
+             f"end; % of its RMS; * not supported by the data: above {100 * share:.0f} %)"]
+    units = [common_unit(model.joint_types, "torque", k) for k in range(order + 1)]
+    lines.append(f"  {'joint':<24}" + "".join(f"{f'tau{k} [{units[k]}]':>22}" for k in range(order + 1)))
+    for name, e in summary["joints"].items():
+        cells = []
+        for k in range(order + 1):
+            key = f"tau{k}"
+            est, rms = e["error_estimate"][key], e["signal_rms"][key]
+            share = f"{100 * est / rms:.2g} %" if rms > 0 else "-"
+            cells.append(f"{f'{est:.3g} ({share})' + ('*' if not e['supported'][key] else ' '):>22}")
+        lines.append(f"  {name:<24}" + "".join(cells))
     return lines
 
 

@@ -33,8 +33,7 @@ DERIVATIVE = 2
 _NU = np.logspace(-4, 13, 171)      # candidate levels (grid units), 0.1 decade apart; above 1e13
                                     # the banded Cholesky factorisation loses definiteness
 WHITEN = 3                          # differences taken before the periodogram
-PAD_DEGREE = 5                      # polynomial that extends the data at each end (its q^(4)
-                                    # goes on: a cubic's would pull the fit's q^(4) to 0 at the ends)
+PAD_DEGREE = 3                      # polynomial that extends the data at each end (by default)
 PAD_FIT = 4                         # its length (and the fit's) in kernel widths
 MAX_REFINE = 16                     # steps of iterative refinement of the banded solve, at most
 SEGMENT = 2048                      # samples per periodogram segment (Welch), at least
@@ -186,8 +185,23 @@ def choose_level(t, y, noise=None, *, derivative=DERIVATIVE, noise_spectrum=None
         if not np.any(s2[:, c] > 0):
             continue
         risk = ((1 - gain) ** 2 * signal[:, c] + gain ** 2 * s2[:, c]) @ weight
-        lam[c] = _NU[int(np.argmin(risk))] * h ** (2 * d - 1)
+        lam[c] = _minimum(risk) * h ** (2 * d - 1)
     return lam, s
+
+
+def _minimum(risk):
+    """The level (grid units) of least ``risk`` (one value per level of _NU): the parabola in
+    log(level) through the least value and its two neighbours, so that the level moves
+    continuously with the data (two recordings that differ in their last digits get the same
+    smoothing, not levels a tenth of a decade apart)."""
+    i = int(np.argmin(risk))
+    if 0 < i < len(risk) - 1:
+        a, b, c = risk[i - 1:i + 2]
+        curvature = a - 2 * b + c
+        if curvature > 0:
+            shift = 0.5 * (a - c) / curvature                     # in steps of the grid, within +-1/2
+            return float(np.exp(np.log(_NU[i]) + shift * np.log(_NU[1] / _NU[0])))
+    return float(_NU[i])
 
 
 def _penalty_band(t, d):
@@ -227,7 +241,7 @@ class Smoother:
     calling it on positions y (m, n) returns their smoothed values (m, n), at the cost of a
     few banded solves (synthetic recordings are smoothed by the same smoother many times)."""
 
-    def __init__(self, t, lam, d=PENALTY_ORDER):
+    def __init__(self, t, lam, d=PENALTY_ORDER, pad_degree=PAD_DEGREE):
         t = np.asarray(t, dtype=float)
         self.m, self.d = len(t), d
         self.lam = np.asarray(lam, dtype=float)
@@ -235,12 +249,12 @@ class Smoother:
         width = float(np.max(self.lam / h ** (2 * d - 1), initial=0.0)) ** (1.0 / (2 * d))
         pad = min(int(np.ceil(PAD_FIT * width)), self.m - 1)
         self.ends = None
-        if pad >= 2 and self.m >= 2 * (PAD_DEGREE + 1):
-            fit = max(pad, 2 * (PAD_DEGREE + 1))
+        if pad >= 2 and self.m >= 2 * (pad_degree + 1):
+            fit = max(pad, 2 * (pad_degree + 1))
             before = t[0] - h * np.arange(pad, 0, -1)
             after = t[-1] + h * np.arange(1, pad + 1)
             # the extensions are linear in the data: (pad, fit) maps from the samples at each end
-            self.ends = (fit, _extension(t[:fit], before), _extension(t[-fit:], after))
+            self.ends = (fit, _extension(t[:fit], before, pad_degree), _extension(t[-fit:], after, pad_degree))
             t = np.r_[before, t, after]
         self.pad = pad if self.ends is not None else 0
         self._factorise(t)
@@ -293,13 +307,13 @@ class Smoother:
         return out[self.pad:self.pad + self.m]
 
 
-def _extension(ts, at):
-    """(len(at), len(ts)): the least-squares polynomial of degree PAD_DEGREE through values at
-    times ts, evaluated at times at, as weights on the values."""
+def _extension(ts, at, degree):
+    """(len(at), len(ts)): the least-squares polynomial of ``degree`` through values at times
+    ts, evaluated at times at, as weights on the values."""
     centre = ts.mean()
     scale = max(float(np.ptp(ts)), 1e-300)
-    V = np.vander((ts - centre) / scale, PAD_DEGREE + 1)
-    return np.vander((at - centre) / scale, PAD_DEGREE + 1) @ np.linalg.pinv(V)
+    V = np.vander((ts - centre) / scale, degree + 1)
+    return np.vander((at - centre) / scale, degree + 1) @ np.linalg.pinv(V)
 
 
 def smooth(t, y, lam, d=PENALTY_ORDER):
