@@ -656,10 +656,7 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
         from .plots import plot_friction_curves, plot_joint_series
 
         for k in range(r.taujet.shape[1]):
-            name, label, unit = _QUANTITIES[k]
-            paths.append(plot_joint_series(analysis.t, r.taujet[:, k], analysis.joint_names,
-                                           os.path.join(out, f"{name}.png"), ylabel=f"{label} [{unit}]",
-                                           title=title, reference=analysis.effort if k == 0 else None))
+            paths.append(_plot_order(analysis, k, os.path.join(out, f"{_QUANTITIES[k][0]}.png"), title))
         if analysis.residual is not None:
             paths.append(plot_joint_series(analysis.t, analysis.residual, analysis.joint_names,
                                            os.path.join(out, "residual.png"),
@@ -676,6 +673,42 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
                                            analysis.joint_names, r.qjet, r.taujet, progress=progress)))
         lap("derived.mcap")
     return paths
+
+
+def _plot_order(analysis, k, path, title):
+    """The plot of tau^(k): with friction and k >= 1 the rigid-body part and the friction part in
+    two columns (the smooth Coulomb term's derivatives spike where a joint reverses, by up to
+    coulomb * qdd^k / v_s^k, and would flatten the rest); the estimated error as a band (wider
+    within the end zones), panels the data do not support marked."""
+    from .plots import plot_joint_series
+
+    r, errors = analysis.result, analysis.errors
+    name, label, unit = _QUANTITIES[k]
+    band = side = side_band = limits = None
+    if errors is not None:
+        near = _end_zone_mask(analysis.t, analysis.segments, errors.end_zone[k])
+        limits = ~near
+        friction_split = analysis.friction is not None and k > 0
+        rows = (errors.rigid, errors.rigid_ends) if friction_split else (errors.total, errors.total_ends)
+        band = np.where(near[:, None], rows[1][k], rows[0][k])
+    series = r.taujet[:, k]
+    if analysis.friction is not None and k > 0:
+        series = analysis.rigid_taujet[:, k]
+        side = r.taujet[:, k] - series
+    unsupported = None if analysis.supported is None else ~analysis.supported[k]
+    rigid = " of the rigid body" if side is not None else ""
+    return plot_joint_series(analysis.t, series, analysis.joint_names, path, ylabel=f"{label}{rigid} [{unit}]",
+                             title=title, reference=analysis.effort if k == 0 else None, band=band,
+                             unsupported=unsupported, side=side, side_label=f"friction part [{unit}]",
+                             side_band=side_band, limits_from=limits)
+
+
+def _end_zone_mask(t, segments, zone):
+    """(m,) bool: the samples within ``zone`` s of the ends of their segment."""
+    near = np.zeros(len(t), dtype=bool)
+    for lo, hi in segments:
+        near[lo:hi] = (t[lo:hi] - t[lo] < zone) | (t[hi - 1] - t[lo:hi] < zone)
+    return near
 
 
 def write_friction_yaml(analysis, path):

@@ -61,28 +61,75 @@ def _joint_axes(t, n, max_points, height):
 
 
 def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", reference=None,
-                      labels=("model", "measured"), max_points=3000):
+                      labels=("model", "measured"), max_points=3000, band=None, unsupported=None,
+                      side=None, side_label="", side_band=None, limits_from=None):
     """Write a PNG with one subplot per joint: ``series`` (T, n) solid, ``reference`` (T, n)
-    (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s. Long records are
-    thinned to about ``max_points`` samples per line (every k-th sample) to keep the
-    figure light. Returns ``path``."""
-    plt, fig, axes, step, t = _joint_axes(t, len(joint_names), max_points, 1.5)
-    for j, ax in enumerate(axes[:, 0]):
+    (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s. Optional: ``band``
+    (T, n) the half width of an error band around ``series`` (shaded); ``unsupported`` (n,)
+    bool: the panels to mark "not supported by the data"; ``side`` (T, n): a second quantity
+    drawn in a right-hand column with its own scale (``side_label`` its title, ``side_band``
+    its error band), so that neither hides the other (the rigid-body part of a torque
+    derivative and its friction part); ``limits_from`` (T,) bool: the samples that set the
+    left column's y range (others may leave it, e.g. near the ends of a fit). Long records are
+    thinned to about ``max_points`` samples per line (every k-th sample) to keep the figure
+    light. Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    step = max(1, len(t) // max_points)
+    thin = (lambda a: None if a is None else np.asarray(a)[::step])
+    t, series, reference, band, side, side_band, limits_from = (
+        thin(a) for a in (t, series, reference, band, side, side_band, limits_from))
+    n = len(joint_names)
+    cols = 1 if side is None else 2
+    fig, axes = plt.subplots(n, cols, figsize=(9 if cols == 1 else 12, 1.5 * n + 1.0), sharex=True, squeeze=False)
+    for j in range(n):
+        ax = axes[j, 0]
         if reference is not None:
-            ax.plot(t, np.asarray(reference)[::step, j], color="0.55", lw=0.7, label=labels[1])
-        ax.plot(t, np.asarray(series)[::step, j], color="C0", lw=1.0, label=labels[0])
+            ax.plot(t, reference[:, j], color="0.55", lw=0.7, label=labels[1])
+        if band is not None:
+            ax.fill_between(t, series[:, j] - band[:, j], series[:, j] + band[:, j], color="C0", alpha=0.25, lw=0,
+                            label="estimated error (RMS)")
+        ax.plot(t, series[:, j], color="C0", lw=1.0, label=labels[0])
+        if limits_from is not None and limits_from.any():
+            ax.set_ylim(*_limits(series[limits_from, j], None if band is None else band[limits_from, j]))
         ax.set_ylabel(joint_names[j], fontsize=7)
+        if unsupported is not None and unsupported[j]:
+            ax.text(0.5, 0.5, "not supported by the data", transform=ax.transAxes, ha="center", va="center",
+                    fontsize=11, color="C3", alpha=0.8, bbox=dict(facecolor="white", alpha=0.6, edgecolor="C3"))
+        if side is not None:
+            sx = axes[j, 1]
+            if side_band is not None:
+                sx.fill_between(t, side[:, j] - side_band[:, j], side[:, j] + side_band[:, j], color="C3", alpha=0.2,
+                                lw=0)
+            sx.plot(t, side[:, j], color="C3", lw=1.0)
+            sx.tick_params(labelsize=7)
+            sx.grid(alpha=0.3)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7, loc="lower left", ncol=2, bbox_to_anchor=(0.0, 1.02))
-    axes[-1, 0].set_xlabel("t [s]")
+    axes[0, 0].legend(fontsize=7, loc="lower left", ncol=3, bbox_to_anchor=(0.0, 1.02))
+    if side is not None:
+        axes[0, 1].set_title(side_label, fontsize=8, loc="right")
+    for c in range(cols):
+        axes[-1, c].set_xlabel("t [s]")
     fig.suptitle(f"{title} -- {ylabel}" if title else ylabel, fontsize=10)
     # fixed margins: tight_layout's extra drawing passes cost more than the plot itself
-    fig.subplots_adjust(left=0.1, right=0.98, top=1 - 0.45 / fig.get_figheight(), bottom=0.45 / fig.get_figheight(),
-                        hspace=0.15)
+    fig.subplots_adjust(left=0.1 if cols == 1 else 0.08, right=0.98, top=1 - 0.45 / fig.get_figheight(),
+                        bottom=0.45 / fig.get_figheight(), hspace=0.15, wspace=0.2)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+def _limits(values, band=None):
+    """y limits that show ``values`` (and their band) with a margin of 8 %."""
+    lo, hi = float(np.min(values)), float(np.max(values))
+    if band is not None:
+        lo, hi = min(lo, float(np.min(values - band))), max(hi, float(np.max(values + band)))
+    pad = 0.08 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.1
+    return lo - pad, hi + pad
 
 
 def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="", max_points=3000):
