@@ -271,7 +271,7 @@ def _friction_spec(friction):
 
 
 def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=None, planned=None, progress=None,
-                         chunk=CHUNK, friction=None, time_base=None):
+                         chunk=CHUNK, friction=None, time_base=None, error_estimate=True):
     """Fit the recorded positions of ``states`` and evaluate the model along the fit.
 
     ``model``: :class:`RobotModel`; ``states``: :class:`~hod_dynamics.bag.JointStates` (extra
@@ -285,15 +285,15 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     (identified from the efforts, see :func:`fit_friction`), or anything
     :func:`~hod_dynamics.friction.load_friction` takes (``"urdf"``, a YAML path, a mapping,
     a :class:`~hod_dynamics.friction.FrictionModel`); ``time_base``: None keeps the times of
-    ``states``, else a mode of :func:`~hod_dynamics.timebase.resolve_time_base` chosen again.
-    Returns :class:`BagAnalysis`, with an error estimate of every tau^(k) (see
-    :func:`torque_errors`). Raises :class:`InputError` for joints no message carries, too
+    ``states``, else a mode of :func:`~hod_dynamics.timebase.resolve_time_base` chosen again;
+    ``error_estimate``: estimate the error of every tau^(k) (see :func:`torque_errors`; about
+    as long again as the rest). Returns :class:`BagAnalysis`. Raises :class:`InputError` for joints no message carries, too
     few samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction
     model.
     """
     whole_number("order", order, 0, MAX_ORDER, why="a smoothing fit of recorded positions is C^4 at "
                  "most, and tau^(k) needs q^(k+2)")
-    states = states.for_joints(model.joint_names, f"model '{model.name}'")
+    states = states.for_joints(model.joint_names)
     friction, source = _friction_spec(friction)
     if friction == "fit" and states.effort is None:
         raise InputError(f"friction 'fit' needs measured efforts, but the joint states on {states.topic} carry "
@@ -320,7 +320,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     taujet = rigid if fric is None else rigid + fric.jet(qjet[:, 1:inner + 2])
     with warnings.catch_warnings(record=True) as more:
         warnings.simplefilter("always")
-        errors = torque_errors(model, fit, order, fric)
+        errors = torque_errors(model, fit, order, fric) if error_estimate else None
     notes += warning_notes(caught + more)
     fit_summary = fit.summary()
     notes += _fit_notes(model.joint_names, fit_summary, fit_stats, qjet[:, 1])

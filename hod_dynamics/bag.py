@@ -190,7 +190,9 @@ def _combine(groups, wanted, what, topic):
     from .timebase import GAP_SPLIT
 
     everything = tuple(dict.fromkeys(nm for g in groups for nm in g.joint_names))
-    wanted = everything if wanted is None else tuple(wanted)
+    if wanted is None:       # the joints of the group with the most joints (then messages)
+        wanted = max(groups, key=lambda g: (len(g.joint_names), g.messages)).joint_names
+    wanted = tuple(wanted)
     missing = [nm for nm in wanted if nm not in everything]
     if missing:
         carried = "; ".join(f"{list(g.joint_names)} ({g.messages:,} messages)" for g in groups)
@@ -260,9 +262,9 @@ def _combine(groups, wanted, what, topic):
                           "time_base": None if g.time_base is None else g.time_base.source,
                           "median_offset": float(np.median(lag) * 1e-9),
                           "samples_without_data": int(np.count_nonzero(~keep)),
-                          "method": "fitted on its own sample times and evaluated at those of joints "
-                                    f"{', '.join(primary.joint_names)}; position, velocity and effort interpolated "
-                                    "linearly there for the measured columns"})
+                          "method": "fitted on their own sample times and evaluated at those of joints "
+                                    f"{', '.join(primary.joint_names)}; their measured position, velocity and "
+                                    "effort interpolated linearly there"})
     return replace(primary, joint_names=tuple(names), stamps_ns=primary.stamps_ns[keep], t=primary.t[keep],
                    position=stacked("position"), velocity=stacked("velocity"), effort=stacked("effort"),
                    receive_ns=None if primary.receive_ns is None else primary.receive_ns[keep],
@@ -388,7 +390,9 @@ def read_joint_states(path, topic=None, *, joints=None, time_base="auto", progre
     ``joint_names``): the samples are those of the fewest groups that carry them all, the
     other groups are ignored (:attr:`JointStates.ignored` says why), and joints that come in
     different groups are aligned on the sample times of the first (see
-    :class:`JointStates`); None: every joint of the topic. ``time_base``: how the sample
+    :class:`JointStates`); None: the joints of the group with the most joints (then the most
+    messages), every group staying available to :meth:`JointStates.for_joints`.
+    ``time_base``: how the sample
     times are chosen, one of ``"auto"``, ``"header"``, ``"receive"``, ``"index"`` (see
     :func:`~hod_dynamics.timebase.resolve_time_base`), for every group on its own.
     ``progress`` is called as ``progress(done, total)`` while reading. Returns

@@ -440,7 +440,7 @@ def cmd_identify(args):
         warnings.simplefilter("always")
 
         def analysed(path, role):
-            states = read_joint_states(path, args.joint_states, time_base=args.time_base,
+            states = read_joint_states(path, args.joint_states, joints=model.joint_names, time_base=args.time_base,
                                        progress=_Progress("reading", show))
             status.line(f"fitting {role} bag {recording_label(path)} ({len(states.t)} samples)")
             try:
