@@ -335,21 +335,30 @@ class JointFit:
             for p in pieces:
                 tt = self.t[idx[sel]]
                 truth[np.ix_(sel, range(rows), p.cols)] = p.splines[k](tt, rows) + p.content[k].jet(tt, rows)
-        breaks = np.flatnonzero(np.diff(idx) > 1) + 1
-        for run in np.split(np.arange(len(idx)), breaks):
-            at = idx[run]
-            tt = self.t[at]
-            s = int(np.searchsorted([hi for _, hi in self.segments], at[0], side="right"))
-            for p in self.pieces[s]:
-                where = np.ix_(run, range(rows), p.cols)
-                part, sel = p.window(tt[0] - margin, tt[-1] + margin)
+        runs = np.split(np.arange(len(idx)), np.flatnonzero(np.diff(idx) > 1) + 1)
+        ends = np.array([hi for _, hi in self.segments])
+        for s, pieces in enumerate(self.pieces):
+            mine = [run for run in runs if int(np.searchsorted(ends, idx[run[0]], side="right")) == s]
+            for p in pieces if mine else ():
+                # the runs' windows, those that overlap merged into one
+                spans = []
+                for run in mine:
+                    start, stop = self.t[idx[run[0]]] - margin, self.t[idx[run[-1]]] + margin
+                    if spans and start <= spans[-1][1]:
+                        spans[-1][1], spans[-1][2] = stop, spans[-1][2] + [run]
+                    else:
+                        spans.append([start, stop, [run]])
+                windows = [(p.window(start, stop), group) for start, stop, group in spans]
                 true_values = p.values[k] + p.content_values(k)
                 for d in range(draws):
                     # each draw's recording is made whole (its random numbers do not depend on
-                    # which samples are looked at), then cut to the run's window
+                    # which samples are looked at), then cut to each window
                     rng = np.random.default_rng(list(p.seed) + [k, d])
-                    synthetic = (true_values + p.noise.realize(true_values, rng))[sel]
-                    fits[d][where] = part.fit(synthetic, p.levels[k])[0](tt, rows)
+                    synthetic = true_values + p.noise.realize(true_values, rng)
+                    for (part, sel), group in windows:
+                        jet = part.fit(synthetic[sel], p.levels[k])[0]
+                        for run in group:
+                            fits[d][np.ix_(run, range(rows), p.cols)] = jet(self.t[idx[run]], rows)
         return truth, fits
 
     def end_zone(self, k):

@@ -254,7 +254,7 @@ class Smoother:
             before = t[0] - h * np.arange(pad, 0, -1)
             after = t[-1] + h * np.arange(1, pad + 1)
             # the extensions are linear in the data: (pad, fit) maps from the samples at each end
-            self.ends = (fit, _extension(t[:fit], before, pad_degree), _extension(t[-fit:], after, pad_degree))
+            self.ends = (fit, _Extension(t[:fit], before, pad_degree), _Extension(t[-fit:], after, pad_degree))
             t = np.r_[before, t, after]
         self.pad = pad if self.ends is not None else 0
         self._factorise(t)
@@ -287,7 +287,7 @@ class Smoother:
         y = np.asarray(y, dtype=float)
         if self.ends is not None:
             fit, before, after = self.ends
-            y = np.concatenate([np.tensordot(before, y[:fit], axes=1), y, np.tensordot(after, y[-fit:], axes=1)])
+            y = np.concatenate([before(y[:fit]), y, after(y[-fit:])])
         out = y.copy()
         for c, (level, chol) in self.factors.items():
             # (I + lam B'B) f = y is ill-conditioned at high levels (lam |B|^2 up to 1e14): the
@@ -296,24 +296,33 @@ class Smoother:
             # derivative. Refined with residuals taken by successive differences, whose
             # rounding errors scale with the differences and not with |y|, it converges to the
             # exact solution (1e-15 of |y| for a level of 1e-3 s^5 at 1 kHz).
-            f = cho_solve_banded((chol, False), y[:, c], check_finite=False)
+            # f = y + the solution for the (small) correction: the first solve errs by its size
+            f = y[:, c].copy()
             tol = 1e-15 * max(float(np.max(np.abs(y[:, c]))), 1e-300)
+            last = np.inf
             for _ in range(MAX_REFINE):
                 step = cho_solve_banded((chol, False), (y[:, c] - f) - level * self._penalty(f), check_finite=False)
                 f += step
-                if np.max(np.abs(step)) <= tol:
+                size = float(np.max(np.abs(step)))
+                if size <= tol or size > 0.5 * last:     # exact, or down to the rounding of the residuals
                     break
+                last = size
             out[:, c] = f
         return out[self.pad:self.pad + self.m]
 
 
-def _extension(ts, at, degree):
-    """(len(at), len(ts)): the least-squares polynomial of ``degree`` through values at times
-    ts, evaluated at times at, as weights on the values."""
-    centre = ts.mean()
-    scale = max(float(np.ptp(ts)), 1e-300)
-    V = np.vander((ts - centre) / scale, degree + 1)
-    return np.vander((at - centre) / scale, degree + 1) @ np.linalg.pinv(V)
+class _Extension:
+    """The least-squares polynomial of ``degree`` through values at times ts, evaluated at times
+    at: a linear map of the values, applied as (len(at), degree+1) @ (degree+1, len(ts))."""
+
+    def __init__(self, ts, at, degree):
+        centre = ts.mean()
+        scale = max(float(np.ptp(ts)), 1e-300)
+        self.fit = np.linalg.pinv(np.vander((ts - centre) / scale, degree + 1))
+        self.value = np.vander((at - centre) / scale, degree + 1)
+
+    def __call__(self, y):
+        return self.value @ (self.fit @ y)
 
 
 def smooth(t, y, lam, d=PENALTY_ORDER):
