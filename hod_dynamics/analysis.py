@@ -1,18 +1,25 @@
 """Replay analysis of recorded joint states: model torques and their time derivatives against
-the measured efforts, and joint friction identified from them.
+the measured efforts, how large an error the data leave in each, and joint friction identified
+from them.
 
-1. Time base (:mod:`hod_dynamics.timebase`): the sample times, chosen when the bag is read
-   (or again with ``time_base=``): the controller's regular grid recovered from jittered
-   stamps, gaps kept as gaps.
-2. Fit (:mod:`hod_dynamics.smoothing`): the recording is cut at gaps longer than
-   :data:`~hod_dynamics.timebase.GAP_SPLIT` periods (a fit does not bridge them); in each
-   segment every joint is smoothed at the level that minimises the estimated error of its
-   accelerations, and the smoothed values are interpolated by a quintic spline (C^4), which
-   gives q^(0..order+2) at the samples, hence tau^(0..order) (order <= 2: tau'' needs q^(4)).
+1. Joint states (:mod:`hod_dynamics.bag`): the groups of messages that carry the model's
+   joints, each on its time base (:mod:`hod_dynamics.timebase`: header-stamp order, the
+   controller's regular grid recovered from jittered stamps, gaps kept as gaps).
+2. Fit (:mod:`hod_dynamics.joint_fit`): segments between gaps longer than
+   :data:`~hod_dynamics.timebase.GAP_SPLIT` periods (shorter ones are bridged), one fit per
+   order k for q^(k+2) (the smoothing level chosen for that derivative against the positions'
+   own noise), hence tau^(0..order) from the dynamics (order <= 2: tau'' needs q^(4)).
 3. Friction (:mod:`hod_dynamics.friction`): ``friction="fit"`` fits, per joint, coulomb,
    viscous and offset by linear least squares (coulomb, viscous >= 0) to the measured effort
    minus the rigid-body model; a given model (``"urdf"``, a YAML file, a mapping) is
    evaluated as it is. The friction torque and its exact derivatives join tau.
+4. Error estimate (:func:`torque_errors`): the synthetic recordings of the fit carried through
+   the dynamics (and friction): the RMS error of each tau^(k) per joint, and whether the data
+   support it (error at most :data:`SUPPORT` of its RMS).
+5. Notes: what a user should look at before trusting a result that was computed (exit code 0
+   still means "analysed"): a residual the model cannot explain even with friction (another
+   robot's description, currents instead of torques), a duration or clock steps that disagree
+   with the stamps, orders the data do not support, groups of messages ignored or aligned.
 
 Residuals are model tau minus measured effort; the summary gives them in N m and as % of the
 *measured* effort's range, rigid body only and with friction side by side.
@@ -34,7 +41,7 @@ from .timebase import GAP_SPLIT
 from .units import column
 from .validation import whole_number
 
-MAX_ORDER = 2       # a C^4 (quintic) fit carries q up to q^(4) continuously
+MAX_ORDER = 2       # tau'' needs q^(4), whose error the data already make large
 MIN_SAMPLES = 20
 SUPPORT = 1.0 / 3.0  # an order is supported when its estimated error is at most this share of its RMS
 ERROR_SAMPLES = 20000   # samples the error estimate carries through the dynamics, at most
@@ -291,8 +298,8 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     few samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction
     model.
     """
-    whole_number("order", order, 0, MAX_ORDER, why="a smoothing fit of recorded positions is C^4 at "
-                 "most, and tau^(k) needs q^(k+2)")
+    whole_number("order", order, 0, MAX_ORDER, why="tau^(k) needs the (k+2)-th derivative of the "
+                 "recorded positions, and the fits are made for the second to the fourth")
     states = states.for_joints(model.joint_names)
     friction, source = _friction_spec(friction)
     if friction == "fit" and states.effort is None:

@@ -31,7 +31,7 @@ from .urdf import xacro_args_from_strings
 
 PROG = "hod-dynamics"
 DEMO_MAX_ORDER = 8  # beyond it the demo's numbers grow like w^(k+2) (1e9 at k = 8) and mean little
-BAG_MAX_ORDER = 2  # the C^4 quintic fit of recorded positions gives q^(4), hence tau'' at most
+BAG_MAX_ORDER = 2  # tau'' needs q^(4) of the fit of recorded positions, the highest it is made for
 MEMORY_SHARE = 0.8  # a job may use this share of the memory available when it starts
 
 
@@ -256,18 +256,23 @@ class _Progress:
 def bag_memory(samples, recorded_joints, n, order):
     """Bytes the analysis of ``samples`` joint states holds: the recording, the fitted jets, the
     tau-jet, motor references and the CSV rows (about 2 x the arrays while writing)."""
-    floats = 3 * recorded_joints + 2 + (order + 3) * n + (order + 1) * n + 6 * n
+    # + per order the fit's values, spline coefficients and missed content (3 n each)
+    floats = 3 * recorded_joints + 2 + (order + 3) * n + (order + 1) * n + 6 * n + 9 * (order + 1) * n
     return int(samples * floats * 8 * 2.5)
 
 
 def cmd_analyze_bag(args):
-    """Replay analysis of a recorded bag: recover the sample times (--time-base), fit the
-    measured joint positions with a smoothing spline whose level is chosen per joint from the
-    data, evaluate the model's tau and its time derivatives (and motor references with
-    --actuators) at the samples, and compare tau with the measured efforts; with --friction,
-    fit joint friction (fit) or evaluate a given friction model (FILE). Writes samples.csv,
-    summary.json, PNG plots (tau, tau_dot, tau_ddot, residual, friction), friction.yaml
-    (--friction fit) and derived.mcap (topics /feedforward and /torque_derivatives) into --out."""
+    """Replay analysis of a recorded bag: take the joint-state messages that carry the model's
+    joints (a gripper or another driver on the same topic is ignored or aligned, and said so),
+    recover the sample times (--time-base), fit the measured joint positions with a smoothing
+    spline whose level is chosen per joint and derivative from the data, evaluate the model's
+    tau and its time derivatives (and motor references with --actuators) at the samples,
+    estimate the error the data leave in each (and flag the orders they do not support), and
+    compare tau with the measured efforts; with --friction, fit joint friction (fit) or
+    evaluate a given friction model (FILE). Writes samples.csv, summary.json, PNG plots (tau,
+    tau_dot, tau_ddot with error bands, residual, friction), friction.yaml (--friction fit) and
+    derived.mcap (topics /feedforward and /torque_derivatives) into --out. Exit code 0 means
+    analysed; a 'note:' line says what in the result needs a second look."""
     from .analysis import analyze_joint_states, write_report
     from .bag import read_joint_states, read_planned_positions
 
@@ -447,7 +452,7 @@ def cmd_identify(args):
                 if states.effort is None:
                     raise InputError(f"the joint states on {states.topic} carry no efforts; identification needs "
                                      "the measured joint torques")
-                return analyze_joint_states(model, states, order=0, smoothing=args.smoothing)
+                return analyze_joint_states(model, states, order=0, smoothing=args.smoothing, error_estimate=False)
             except InputError as exc:
                 raise InputError(f"bag '{path}': {exc}") from None
 
@@ -600,7 +605,8 @@ def build_parser():
                      help="trajectory_msgs/JointTrajectory topic of the plan: adds the planned positions "
                           "(qplan_*) and the tracking error to the outputs")
     bag.add_argument("--order", type=_order_type(BAG_MAX_ORDER), default=2, metavar=f"0..{BAG_MAX_ORDER}",
-                     help=f"highest torque derivative (default 2; the C^4 position fit allows at most {BAG_MAX_ORDER})")
+                     help=f"highest torque derivative (default 2, at most {BAG_MAX_ORDER}: tau'' needs the fourth derivative "
+                          "of the recorded positions)")
     bag.add_argument("--actuators", metavar="CONFIG",
                      help="actuator YAML (rigid/SEA/VSA) or a shipped name such as actuators_sea: adds motor "
                           "references theta_*, u_* (default: rigid)")
