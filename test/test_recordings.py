@@ -220,3 +220,17 @@ def test_another_robots_description_gets_a_note_not_a_silent_residual(runs, tmp_
     # the right description: no such note
     assert not any(n.startswith("the model does not explain") for n in
                    analyze_joint_states(rec.model, read_joint_states(bag), error_estimate=False).notes)
+
+
+def test_sample_times_that_disagree_with_the_stamps_get_a_note():
+    # a dropout of 2 s, and the time base told to space the messages one period apart: the
+    # sample times then span 2 s less than the stamps, which must not pass without a note
+    rec = Recording(seed=2, drops=False)
+    states = rec.states()
+    keep = (states.t < 8.0) | (states.t > 10.0)
+    cut = states._pick(keep)
+    grid = analyze_joint_states(rec.model, cut, error_estimate=False)
+    assert not any("the sample times span" in n for n in grid.notes) and len(grid.segments) == 2
+    index = analyze_joint_states(rec.model, cut, time_base="index", error_estimate=False)
+    note = next(n for n in index.notes if n.startswith("the sample times span"))
+    assert "but the header stamps" in note and "--time-base header" in note
