@@ -23,6 +23,10 @@ from them.
 
 Residuals are model tau minus measured effort; the summary gives them in N m and as % of the
 *measured* effort's range, rigid body only and with friction side by side.
+
+Longer than 500 lines: the analysis and the files of its report (samples.csv, friction.yaml,
+the plots, the derived bag) read the same :class:`BagAnalysis` fields; the fit, the time base
+and the dynamics are in smoothing.py, timebase.py, trajectory.py and dynamics.py.
 """
 
 import warnings
@@ -583,15 +587,23 @@ def write_samples_csv(analysis, path, *, rows_per_write=65536):
     number in the shortest text that reads back to the same double, ``nan``/``inf`` as such.
     Written in row blocks to bound memory; the writer releases the GIL, so it runs in a thread
     beside the plots. (A Python-level writer such as ``np.savetxt`` costs ~1 us a number: half a
-    minute for a 10-minute 1 kHz recording.)"""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
+    minute for a 10-minute 1 kHz recording.) Without pyarrow (a ROS installation: rosdep has no
+    key for it) Python's float repr writes the same numbers, more slowly."""
     header, blocks = samples_columns(analysis)
     columns = [b[:, None] if b.ndim == 1 else b for b in (np.asarray(b, dtype=float) for b in blocks)]
-    schema = pa.schema([(name, pa.float64()) for name in header])
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:
+        pa = None
     with open(path, "wb") as fh:
         fh.write((",".join(header) + "\n").encode())
+        if pa is None:
+            for i in range(0, len(analysis.t), rows_per_write):
+                block = np.concatenate([c[i:i + rows_per_write] for c in columns], axis=1)
+                fh.write("".join(",".join(map(repr, row)) + "\n" for row in block.tolist()).encode())
+            return path
+        schema = pa.schema([(name, pa.float64()) for name in header])
         with pacsv.CSVWriter(fh, schema, write_options=pacsv.WriteOptions(include_header=False)) as writer:
             for i in range(0, len(analysis.t), rows_per_write):
                 block = np.concatenate([c[i:i + rows_per_write] for c in columns], axis=1).T.copy()
@@ -691,7 +703,7 @@ def _plot_order(analysis, k, path, title):
 
     r, errors = analysis.result, analysis.errors
     name, label, unit = _QUANTITIES[k]
-    band = side = side_band = limits = None
+    band = side = limits = None
     if errors is not None:
         near = _end_zone_mask(analysis.t, analysis.segments, errors.end_zone[k])
         limits = ~near
@@ -707,7 +719,7 @@ def _plot_order(analysis, k, path, title):
     return plot_joint_series(analysis.t, series, analysis.joint_names, path, ylabel=f"{label}{rigid} [{unit}]",
                              title=title, reference=analysis.effort if k == 0 else None, band=band,
                              unsupported=unsupported, side=side, side_label=f"friction part [{unit}]",
-                             side_band=side_band, limits_from=limits)
+                             limits_from=limits)
 
 
 def _end_zone_mask(t, segments, zone):
