@@ -1,6 +1,10 @@
 """The fit of recorded joint positions that the dynamics is evaluated along, and the error it
 leaves in each derivative.
 
+Longer than 500 lines: the fit and the synthetic recordings that measure its error share its
+pieces (their grid, smoothers, levels, missed content), and the error's three parts (content,
+synthetic recordings, pseudo-ends) are read together.
+
 Segments. A dropped sample or a short dropout costs the fit nothing but the missing
 information: the smoother works on the samples' own times (holes included), so gaps of up to
 :data:`~hod_dynamics.timebase.GAP_SPLIT` periods are bridged. Only longer gaps split the
