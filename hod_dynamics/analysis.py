@@ -1,18 +1,25 @@
 """Replay analysis of recorded joint states: model torques and their time derivatives against
-the measured efforts, and joint friction identified from them.
+the measured efforts, how large an error the data leave in each, and joint friction identified
+from them.
 
-1. Time base (:mod:`hod_dynamics.timebase`): the sample times, chosen when the bag is read
-   (or again with ``time_base=``): the controller's regular grid recovered from jittered
-   stamps, gaps kept as gaps.
-2. Fit (:mod:`hod_dynamics.smoothing`): the recording is cut at gaps longer than
-   :data:`~hod_dynamics.timebase.GAP_SPLIT` periods (a fit does not bridge them); in each
-   segment every joint is smoothed at the level that minimises the estimated error of its
-   accelerations, and the smoothed values are interpolated by a quintic spline (C^4), which
-   gives q^(0..order+2) at the samples, hence tau^(0..order) (order <= 2: tau'' needs q^(4)).
+1. Joint states (:mod:`hod_dynamics.bag`): the groups of messages that carry the model's
+   joints, each on its time base (:mod:`hod_dynamics.timebase`: header-stamp order, the
+   controller's regular grid recovered from jittered stamps, gaps kept as gaps).
+2. Fit (:mod:`hod_dynamics.joint_fit`): segments between gaps longer than
+   :data:`~hod_dynamics.timebase.GAP_SPLIT` periods (shorter ones are bridged), one fit per
+   order k for q^(k+2) (the smoothing level chosen for that derivative against the positions'
+   own noise), hence tau^(0..order) from the dynamics (order <= 2: tau'' needs q^(4)).
 3. Friction (:mod:`hod_dynamics.friction`): ``friction="fit"`` fits, per joint, coulomb,
    viscous and offset by linear least squares (coulomb, viscous >= 0) to the measured effort
    minus the rigid-body model; a given model (``"urdf"``, a YAML file, a mapping) is
    evaluated as it is. The friction torque and its exact derivatives join tau.
+4. Error estimate (:func:`torque_errors`): the synthetic recordings of the fit carried through
+   the dynamics (and friction): the RMS error of each tau^(k) per joint, and whether the data
+   support it (error at most :data:`SUPPORT` of its RMS).
+5. Notes: what a user should look at before trusting a result that was computed (exit code 0
+   still means "analysed"): a residual the model cannot explain even with friction (another
+   robot's description, currents instead of torques), a duration or clock steps that disagree
+   with the stamps, orders the data do not support, groups of messages ignored or aligned.
 
 Residuals are model tau minus measured effort; the summary gives them in N m and as % of the
 *measured* effort's range, rigid body only and with friction side by side.
@@ -23,7 +30,7 @@ and the dynamics are in smoothing.py, timebase.py, trajectory.py and dynamics.py
 """
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional, Tuple
 
 import numpy as np
@@ -33,15 +40,18 @@ from .dynamics import time_derivatives
 from .errors import InputError, ModelError
 from .trajectory_feedforward import FeedforwardResult
 from .friction import DEFAULT_VS, FrictionModel, load_friction
-from .smoothing import PENALTY_ORDER
+from .joint_fit import fit_joint_states, fit_segments  # noqa: F401  (fit_segments: part of this module's API)
 from .timebase import GAP_SPLIT
-from .trajectory import fit_samples
 from .units import column
 from .validation import whole_number
 
-MAX_ORDER = 2       # a C^4 (quintic) fit carries q up to q^(4) continuously
+MAX_ORDER = 2       # tau'' needs q^(4), whose error the data already make large
 MIN_SAMPLES = 20
-MIN_SEGMENT = 20    # a stretch between gaps shorter than this is fitted with its neighbour
+SUPPORT = 1.0 / 3.0  # an order is supported when its estimated error is at most this share of its RMS
+ERROR_SAMPLES = 20000   # samples the error estimate carries through the dynamics, at most
+RESIDUAL_NOTE = 0.25    # a residual (friction fitted) above this share of the measured range gets a note
+CLOCK_STEPS_NOTE = 3    # more clock steps than this get a note
+ERROR_DRAWS = (4, 16)   # synthetic recordings per order: at least, at most
 CHUNK = 50000       # samples per batch of the dynamics (bounds the working memory)
 
 
@@ -59,8 +69,11 @@ class BagAnalysis:
     ``friction_fit``: per joint the fitted parameters' standard errors and the residual RMS
     before and after (``friction="fit"`` only); ``rigid_tau`` (m, n): the rigid-body tau
     when friction is used; ``segments``: (start, stop) sample ranges fitted separately;
-    ``fit``: per joint the estimated position noise and the smoothing's cutoff frequency;
-    ``notes``: one line per thing worth a user's attention.
+    ``fit``: per joint the position noise found (encoder step, white noise) and the
+    smoothing's cutoff frequency for each tau order; ``notes``: one line per thing worth a
+    user's attention; ``errors``: the :class:`TorqueErrors` of tau^(k) (see
+    :func:`torque_errors`); ``rigid_taujet`` (m, order+1, n): the rigid-body tau-jet when
+    friction is used.
     """
 
     states: object
@@ -75,6 +88,25 @@ class BagAnalysis:
     fit: dict = field(default_factory=dict)
     notes: tuple = ()
     continuous: Optional[np.ndarray] = None   # (n,) bool: continuous joints (positions unwrapped)
+    errors: Optional["TorqueErrors"] = None
+    rigid_taujet: Optional[np.ndarray] = None
+
+    @property
+    def error_estimate(self):
+        """(order+1, n) estimated RMS error of each reported tau^(k) (SI units), or None."""
+        return None if self.errors is None else self.errors.total
+
+    @property
+    def signal_rms(self):
+        """(order+1, n) RMS of each reported tau^(k)."""
+        return np.sqrt(np.mean(self.result.taujet ** 2, axis=0))
+
+    @property
+    def supported(self):
+        """(order+1, n) bool: the estimated error of tau^(k) is at most SUPPORT (a third) of its
+        RMS (None without an estimate)."""
+        est = self.error_estimate
+        return None if est is None else est <= SUPPORT * self.signal_rms
 
     @property
     def joint_names(self) -> Tuple[str, ...]:
@@ -111,14 +143,16 @@ class BagAnalysis:
         r = self.result
         order = r.taujet.shape[1] - 1
         eff = self.effort
+        signal_rms, supported, residual = self.signal_rms, self.supported, self.residual
         joints = {}
         for j, name in enumerate(self.joint_names):
             entry = {"peak_abs": {f"tau{k}": float(np.abs(r.taujet[:, k, j]).max()) for k in range(order + 1)},
+                     "signal_rms": {f"tau{k}": float(signal_rms[k, j]) for k in range(order + 1)},
                      "model_tau_range": float(np.ptp(r.taujet[:, 0, j])),
                      "position_fit_rms": _rms(r.qjet[:, 0, j] - self.position[:, j]), **self.fit.get(name, {})}
             if eff is not None:
                 measured_range = float(np.nanmax(eff[:, j]) - np.nanmin(eff[:, j]))
-                res = self.residual[:, j]
+                res = residual[:, j]
                 entry.update(measured_rms=_rms(eff[:, j]), measured_range=measured_range,
                              residual_rms=_rms(res), residual_max_abs=float(np.nanmax(np.abs(res))),
                              residual_rms_percent_of_measured_range=_percent(_rms(res), measured_range))
@@ -126,6 +160,13 @@ class BagAnalysis:
                     rigid = self.rigid_tau[:, j] - eff[:, j]
                     entry.update(rigid_residual_rms=_rms(rigid),
                                  rigid_residual_rms_percent_of_measured_range=_percent(_rms(rigid), measured_range))
+            if self.errors is not None:
+                per_order = (lambda a: {f"tau{k}": float(a[k, j]) for k in range(order + 1)})
+                entry["error_estimate"] = per_order(self.errors.total)
+                entry["supported"] = {f"tau{k}": bool(supported[k, j]) for k in range(order + 1)}
+                entry["end_error_estimate"] = per_order(self.errors.total_ends)
+                if self.friction is not None:
+                    entry["rigid_body_error_estimate"] = per_order(self.errors.rigid)
             if self.planned is not None:
                 entry["tracking_rms"] = _rms(self.position[:, j] - self.planned[:, j])
             if r.u is not None:
@@ -143,6 +184,21 @@ class BagAnalysis:
                "joints": joints, "notes": list(self.notes)}
         if self.states.time_base is not None:
             out["time_base"] = self.states.time_base.summary()
+            out["gaps_bridged_up_to"] = GAP_SPLIT * self.states.time_base.period
+        sources = list(self.states.sources) or [self.states]
+        out["joint_state_groups"] = {
+            "used": [{"joints": list(s.joint_names), "messages": int(s.messages)} for s in sources],
+            "ignored": [{"joints": list(g.joint_names), "messages": int(g.messages), "reason": g.reason}
+                        for g in self.states.ignored],
+            "alignment": [dict(a) for a in self.states.alignment]}
+        if self.errors is not None:
+            out["error_estimate"] = {
+                "method": "parametric bootstrap: synthetic recordings of the fit plus the content it missed, "
+                          "with the position noise found (encoder step and white noise), fitted alike and "
+                          "carried through the dynamics; near segment ends from pseudo-ends",
+                "draws": int(self.errors.draws), "samples": int(self.errors.samples),
+                "end_zone": {f"tau{k}": float(self.errors.end_zone[k]) for k in range(order + 1)},
+                "supported_when_error_below_share_of_rms": SUPPORT}
         if self.friction is not None:
             out["friction"] = {"source": self.friction_source,
                                "model": "viscous * qd + coulomb * tanh(qd / v_s) + offset",
@@ -170,26 +226,6 @@ def _rms(x):
 
 def _percent(value, scale):
     return 100.0 * value / scale if scale > 0 else float("nan")
-
-
-def fit_segments(t, period, min_segment=MIN_SEGMENT):
-    """(start, stop) sample ranges between the gaps of t (m,) longer than GAP_SPLIT periods;
-    a range shorter than ``min_segment`` joins its neighbour (its gap is bridged)."""
-    cuts = [0] + [int(i) + 1 for i in np.flatnonzero(np.diff(t) > GAP_SPLIT * period)] + [len(t)]
-    merged = [0]
-    for c in cuts[1:-1]:
-        if c - merged[-1] >= min_segment and len(t) - c >= min_segment:
-            merged.append(c)
-    merged.append(len(t))
-    return list(zip(merged[:-1], merged[1:]))
-
-
-def _cutoff_hz(lam, period, d=PENALTY_ORDER):
-    """The frequency (Hz) where the smoother's gain is 1/2, for level lam (s^(2d-1))."""
-    if lam <= 0:
-        return float("inf")
-    mu = (lam / period ** (2 * d - 1)) ** (-1.0 / d)
-    return float(np.arccos(max(1.0 - mu / 2.0, -1.0)) / (2 * np.pi * period))
 
 
 def fit_friction(qd, residual, joint_names, v_s=DEFAULT_VS):
@@ -246,30 +282,29 @@ def _friction_spec(friction):
 
 
 def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=None, planned=None, progress=None,
-                         chunk=CHUNK, friction=None, time_base=None):
+                         chunk=CHUNK, friction=None, time_base=None, error_estimate=True):
     """Fit the recorded positions of ``states`` and evaluate the model along the fit.
 
     ``model``: :class:`RobotModel`; ``states``: :class:`~hod_dynamics.bag.JointStates` (extra
-    joints are ignored; every model joint must be recorded); ``order`` 0..2; ``actuators``
-    as for :func:`feedforward`; ``smoothing``: noise standard deviation of the positions (rad
-    or m, scalar or (n,) in model order), None: estimated per joint and segment, 0
+    joints and joint-state groups without model joints are ignored; every model joint must
+    be recorded); ``order`` 0..2; ``actuators`` as for :func:`feedforward`; ``smoothing``:
+    noise standard deviation of the positions (rad or m, scalar or (n,) in model order) for
+    the choice of the smoothing, None: the noise found per joint and segment, 0
     interpolates; ``planned``: optional ``(joint_names, t, positions)`` of the plan (see
     :func:`~hod_dynamics.bag.read_planned_positions`); ``progress(done, total)``; ``chunk``:
     samples per batch of the dynamics; ``friction``: None (rigid body only), ``"fit"``
     (identified from the efforts, see :func:`fit_friction`), or anything
     :func:`~hod_dynamics.friction.load_friction` takes (``"urdf"``, a YAML path, a mapping,
     a :class:`~hod_dynamics.friction.FrictionModel`); ``time_base``: None keeps the times of
-    ``states``, else a mode of :func:`~hod_dynamics.timebase.resolve_time_base` chosen again.
-    Returns :class:`BagAnalysis`. Raises :class:`InputError` for unknown joints, too few
-    samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction model.
+    ``states``, else a mode of :func:`~hod_dynamics.timebase.resolve_time_base` chosen again;
+    ``error_estimate``: estimate the error of every tau^(k) (see :func:`torque_errors`; about
+    as long again as the rest). Returns :class:`BagAnalysis`. Raises :class:`InputError` for joints no message carries, too
+    few samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction
+    model.
     """
-    whole_number("order", order, 0, MAX_ORDER, why="a smoothing fit of recorded positions is C^4 at "
-                 "most, and tau^(k) needs q^(k+2)")
-    missing = [nm for nm in model.joint_names if nm not in states.joint_names]
-    if missing:
-        raise InputError(f"joints {missing} of model '{model.name}' are not recorded on {states.topic} "
-                         f"(it records {list(states.joint_names)}); pass the URDF of the recorded robot "
-                         "or lock those joints with --lock JOINT=VALUE")
+    whole_number("order", order, 0, MAX_ORDER, why="tau^(k) needs the (k+2)-th derivative of the "
+                 "recorded positions, and the fits are made for the second to the fourth")
+    states = states.for_joints(model.joint_names)
     friction, source = _friction_spec(friction)
     if friction == "fit" and states.effort is None:
         raise InputError(f"friction 'fit' needs measured efforts, but the joint states on {states.topic} carry "
@@ -287,13 +322,19 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     notes = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        qjet, rigid, segments, fit = _fit_and_dynamics(model, states, columns, inner, smoothing, chunk, progress)
-    notes += warning_notes(caught)
+        fit = fit_joint_states(states, model.joint_names, inner, smoothing=smoothing,
+                               continuous=[ty == "continuous" for ty in model.joint_types])
+        qjet, rigid = _dynamics(model, fit, inner, chunk, progress)
     fit_stats = None
     if friction == "fit":
         fric, fit_stats = fit_friction(qjet[:, 1], states.effort[:, columns] - rigid[:, 0], model.joint_names)
     taujet = rigid if fric is None else rigid + fric.jet(qjet[:, 1:inner + 2])
-    notes += _fit_notes(model.joint_names, fit, fit_stats, qjet[:, 1])
+    with warnings.catch_warnings(record=True) as more:
+        warnings.simplefilter("always")
+        errors = torque_errors(model, fit, order, fric) if error_estimate else None
+    notes += warning_notes(caught + more)
+    fit_summary = fit.summary()
+    notes += _fit_notes(model.joint_names, fit_summary, fit_stats, qjet[:, 1])
     if friction is None and states.effort is not None:
         notes += _friction_hint(model.joint_names, qjet[:, 1], states.effort[:, columns] - rigid[:, 0])
     result = dict(joint_names=tuple(model.joint_names), t=states.t, qjet=qjet[:, :order + 3],
@@ -301,35 +342,102 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     if acts is not None:
         thetajet, u = acts.motor_references(states.t, qjet, taujet)
         result.update(thetajet=thetajet, u=u, elastic=acts.elastic, gear_ratio=acts.gear_ratio)
-    return BagAnalysis(states, columns, FeedforwardResult(**result), _planned_at(model, planned, states.t),
-                       fric, source if fric is not None else None, fit_stats,
-                       None if fric is None else rigid[:, 0].copy(), tuple(segments), fit, tuple(notes),
-                       np.array([ty == "continuous" for ty in model.joint_types]))
+    analysis = BagAnalysis(states, columns, FeedforwardResult(**result), _planned_at(model, planned, states.t),
+                           fric, source if fric is not None else None, fit_stats,
+                           None if fric is None else rigid[:, 0].copy(), tuple(fit.segments), fit_summary, (),
+                           np.array([ty == "continuous" for ty in model.joint_types]), errors,
+                           None if fric is None else rigid[:, :order + 1].copy())
+    notes = _source_notes(states) + notes + _plausibility_notes(analysis, rigid[:, 0]) + _support_notes(analysis)
+    return replace(analysis, notes=tuple(notes))
 
 
-def _fit_and_dynamics(model, states, columns, inner, smoothing, chunk, progress):
-    """q-jets (m, inner+3, n) of the per-segment fits and the rigid-body tau-jets (m, inner+1, n)."""
-    t = states.t
-    q = _unwrapped(states.position[:, columns], np.array([ty == "continuous" for ty in model.joint_types]))
-    m, n = q.shape
-    period = float(np.median(np.diff(t)))
-    segments = fit_segments(t, period)
+def _dynamics(model, fit, inner, chunk, progress):
+    """q-jets (m, inner+3, n) and rigid-body tau-jets (m, inner+1, n) along ``fit``: tau^(k) and
+    q^(k+2) from the fit for order k (q, qd, qdd from the fit for tau)."""
+    m, n = len(fit.t), len(fit.joint_names)
     qjet = np.empty((m, inner + 3, n))
     rigid = np.empty((m, inner + 1, n))
-    noise, cutoff = np.zeros((len(segments), n)), np.zeros((len(segments), n))
-    for s, (lo, hi) in enumerate(segments):
-        traj, lam, noise[s] = fit_samples(model.joint_names, t[lo:hi], q[lo:hi], smoothing=smoothing, continuity=4)
-        cutoff[s] = [_cutoff_hz(level, period) for level in lam]
-        for a in range(lo, hi, chunk):
-            b = min(a + chunk, hi)
-            qjet[a:b] = traj.jet(t[a:b], inner + 2)
-            rigid[a:b] = time_derivatives(model, qjet[a:b], inner)
-            if progress is not None:
-                progress(b, m)
-    weights = np.array([hi - lo for lo, hi in segments], dtype=float)
-    fit = {nm: {"position_noise": float(np.average(noise[:, j], weights=weights)),
-                "smoothing_cutoff_hz": float(np.min(cutoff[:, j]))} for j, nm in enumerate(model.joint_names)}
-    return qjet, rigid, segments, fit
+    for a in range(0, m, chunk):
+        idx = np.arange(a, min(a + chunk, m))
+        for k in range(inner + 1):
+            jet = fit.jet(k, idx)
+            if k == 0:
+                qjet[idx, :3] = jet
+            else:
+                qjet[idx, k + 2] = jet[:, k + 2]
+            rigid[idx, k] = time_derivatives(model, jet, k)[:, k]
+        if progress is not None:
+            progress(idx[-1] + 1, m)
+    return qjet, rigid
+
+
+@dataclass(frozen=True)
+class TorqueErrors:
+    """The estimated RMS error of tau^(k) per order and joint, (K+1, n) arrays in SI units of
+    each order: ``total`` (of the reported tau^(k), friction included when used) and
+    ``rigid`` (of the rigid-body part alone) over the samples farther than ``end_zone[k]``
+    (s) from the ends of their segment; ``total_ends``, ``rigid_ends`` the same within those
+    end zones, where a fit has data on one side only (larger: the ends of a recording, and
+    both sides of a gap that splits it); ``draws``: synthetic recordings per order;
+    ``samples``: samples carried through the dynamics."""
+
+    total: np.ndarray
+    rigid: np.ndarray
+    total_ends: np.ndarray
+    rigid_ends: np.ndarray
+    end_zone: np.ndarray
+    draws: int
+    samples: int
+
+
+def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
+    """The error each tau^(k), k = 0..order, of the fit ``fit`` (:class:`~hod_dynamics.
+    joint_fit.JointFit`) leaves: the synthetic recordings of :meth:`~hod_dynamics.joint_fit.
+    JointFit.bootstrap` carried through the dynamics (and ``friction``, a
+    :class:`~hod_dynamics.friction.FrictionModel`, when given) at up to ``samples`` evenly
+    spread samples; per joint the RMS over those samples and the draws of tau^(k)(fit of a
+    synthetic recording) - tau^(k)(estimated truth), over the samples away from the segments'
+    ends; within the end zones, where the estimated truth is least sure, from the
+    pseudo-ends of :meth:`~hod_dynamics.joint_fit.JointFit.end_trials` instead (from the
+    synthetic recordings when no segment is long enough for them). Returns
+    :class:`TorqueErrors`."""
+    m, n = len(fit.t), len(fit.joint_names)
+    total, rigid = np.zeros((order + 1, n)), np.zeros((order + 1, n))
+    total_ends, rigid_ends, zones = np.zeros((order + 1, n)), np.zeros((order + 1, n)), np.zeros(order + 1)
+
+    def squared_errors(truth, jets, k):
+        """(2, T, n) mean over ``jets`` of the squared error of tau^(k) against ``truth``, without
+        and with friction."""
+        true_rigid = time_derivatives(model, truth, k)[:, k]
+        true_fric = None if friction is None else friction.jet(truth[:, 1:k + 2])[:, k]
+        out = np.zeros((2, len(truth), n))
+        for jet in jets:
+            err = time_derivatives(model, jet, k)[:, k] - true_rigid
+            out[0] += err ** 2
+            if friction is not None:
+                err = err + friction.jet(jet[:, 1:k + 2])[:, k] - true_fric
+            out[1] += err ** 2
+        return out / len(jets)
+
+    draws, used = 0, 0
+    for k in range(order + 1):
+        idx = fit.error_samples(k, samples)
+        if not len(idx):                  # every sample near an end: the pseudo-ends cannot be made
+            idx = np.unique(np.linspace(0, m - 1, min(m, samples)).round().astype(int))
+        draws = int(np.clip(np.ceil(4 * ERROR_SAMPLES / len(idx)), *ERROR_DRAWS))
+        used = max(used, len(idx))
+        truth, fits = fit.bootstrap(k, idx, draws)
+        boot = squared_errors(truth, fits, k)
+        ends = fit.in_end_zone(k, idx)
+        inside = boot[:, ~ends].mean(axis=1) if (~ends).any() else boot.mean(axis=1)
+        trials = fit.end_trials(k)
+        near = squared_errors(trials[1], [trials[2]], k).mean(axis=1) if trials is not None else (
+            boot[:, ends].mean(axis=1) if ends.any() else inside)
+        rigid[k], total[k] = np.sqrt(inside)
+        # an end has the errors of the inside (noise, missed content) and its own on top
+        rigid_ends[k], total_ends[k] = np.sqrt(near + inside) if trials is not None else np.sqrt(near)
+        zones[k] = fit.end_zone(k)
+    return TorqueErrors(total, rigid, total_ends, rigid_ends, zones, draws, used)
 
 
 def warning_notes(caught):
@@ -366,6 +474,76 @@ def _friction_hint(names, qd, residual):
         return []
     return [f"the residual of {len(shown)} joints follows the joint velocity like friction (Coulomb, viscous, "
             f"offset); --friction fit would lower its RMS: {', '.join(shown)}"]
+
+
+def _source_notes(states):
+    """Notes on the joint-state groups: those ignored and the alignment of the others."""
+    notes = [str(g) for g in states.ignored]
+    for a in states.alignment:
+        notes.append(f"joints {', '.join(a['joints'])} come in other messages ({a['messages']:,} at "
+                     f"{a['rate']:.4g} Hz, sampled {1e3 * a['median_offset']:+.3g} ms from the others' samples): "
+                     + a["method"])
+    return notes
+
+
+def _plausibility_notes(analysis, rigid_tau):
+    """Notes on results that the model or the time base cannot explain (see the module
+    docstring): a residual that a friction fit leaves above RESIDUAL_NOTE of the measured
+    range, efforts that follow the model at a scale far from 1, a duration that disagrees
+    with the stamps, many clock steps."""
+    notes = []
+    eff = analysis.effort
+    states = analysis.states
+    if eff is not None:
+        names = analysis.joint_names
+        qd = analysis.result.qjet[:, 1]
+        step = max(1, len(qd) // 50000)
+        residual = eff - rigid_tau
+        _, stats = fit_friction(qd[::step], residual[::step], names)
+        bad = []
+        for j, nm in enumerate(names):
+            ok = np.isfinite(eff[:, j])
+            span = float(np.ptp(eff[ok, j])) if ok.any() else 0.0
+            after = stats[nm]["residual_rms_after"]
+            if span > 0 and after > RESIDUAL_NOTE * span:
+                model = analysis.result.taujet[ok, 0, j]
+                slope = float(np.polyfit(model, eff[ok, j], 1)[0]) if np.ptp(model) > 0 else float("nan")
+                bad.append(f"{nm} {after:.3g} N m = {100 * after / span:.0f} % of the measured range"
+                           + (f", the efforts {slope:.2g} times the model's" if np.isfinite(slope)
+                              and not 0.7 < slope < 1.4 else ""))
+        if bad:
+            notes.append(f"the model does not explain the measured efforts of {len(bad)} joints, even with "
+                         f"friction fitted (residual rms: {'; '.join(bad)}): check that the description is the "
+                         "recorded robot's (masses, inertias, joint axes, mounting and gravity), that the efforts "
+                         "are joint torques with the model's sign (not motor currents), and the time base "
+                         "(--time-base); the torques and their error estimates hold for the model as given")
+    base = states.time_base
+    if base is not None and len(states.t) > 1:
+        stamps = np.sort(states.stamps_ns).astype(float) * 1e-9
+        stepped = sum(s["jump"] for s in base.clock_steps)
+        span = float(states.t[-1] - states.t[0])
+        spread = stamps[-1] - stamps[0] - stepped
+        if abs(span - spread) > max(10 * base.period, 0.01 * spread):
+            notes.append(f"the sample times span {span:.4g} s but the header stamps {spread:.4g} s"
+                         + (f" (after {len(base.clock_steps)} clock steps)" if base.clock_steps else "")
+                         + ": the time base may have miscounted samples; compare with --time-base header")
+        if len(base.clock_steps) > CLOCK_STEPS_NOTE:
+            notes.append(f"{len(base.clock_steps)} clock steps found in the header stamps: if the recording PC's "
+                         "clock did not step that often, the receive times are irregular; try --time-base header")
+    return notes
+
+
+def _support_notes(analysis):
+    """One note per derivative order that some joints' data do not support."""
+    if analysis.errors is None:
+        return []
+    notes = []
+    for k, row in enumerate(analysis.supported):
+        weak = [nm for nm, ok in zip(analysis.joint_names, row) if not ok]
+        if weak:
+            notes.append(f"tau{k} is not supported by the data for joints {', '.join(weak)}: its estimated error "
+                         f"exceeds {SUPPORT:.2g} of its RMS (error_estimate in summary.json; the plots mark it)")
+    return notes
 
 
 def _planned_at(model, planned, t):
@@ -497,10 +675,7 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
         from .plots import plot_friction_curves, plot_joint_series
 
         for k in range(r.taujet.shape[1]):
-            name, label, unit = _QUANTITIES[k]
-            paths.append(plot_joint_series(analysis.t, r.taujet[:, k], analysis.joint_names,
-                                           os.path.join(out, f"{name}.png"), ylabel=f"{label} [{unit}]",
-                                           title=title, reference=analysis.effort if k == 0 else None))
+            paths.append(_plot_order(analysis, k, os.path.join(out, f"{_QUANTITIES[k][0]}.png"), title))
         if analysis.residual is not None:
             paths.append(plot_joint_series(analysis.t, analysis.residual, analysis.joint_names,
                                            os.path.join(out, "residual.png"),
@@ -517,6 +692,42 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
                                            analysis.joint_names, r.qjet, r.taujet, progress=progress)))
         lap("derived.mcap")
     return paths
+
+
+def _plot_order(analysis, k, path, title):
+    """The plot of tau^(k): with friction and k >= 1 the rigid-body part and the friction part in
+    two columns (the smooth Coulomb term's derivatives spike where a joint reverses, by up to
+    coulomb * qdd^k / v_s^k, and would flatten the rest); the estimated error as a band (wider
+    within the end zones), panels the data do not support marked."""
+    from .plots import plot_joint_series
+
+    r, errors = analysis.result, analysis.errors
+    name, label, unit = _QUANTITIES[k]
+    band = side = limits = None
+    if errors is not None:
+        near = _end_zone_mask(analysis.t, analysis.segments, errors.end_zone[k])
+        limits = ~near
+        friction_split = analysis.friction is not None and k > 0
+        rows = (errors.rigid, errors.rigid_ends) if friction_split else (errors.total, errors.total_ends)
+        band = np.where(near[:, None], rows[1][k], rows[0][k])
+    series = r.taujet[:, k]
+    if analysis.friction is not None and k > 0:
+        series = analysis.rigid_taujet[:, k]
+        side = r.taujet[:, k] - series
+    unsupported = None if analysis.supported is None else ~analysis.supported[k]
+    rigid = " of the rigid body" if side is not None else ""
+    return plot_joint_series(analysis.t, series, analysis.joint_names, path, ylabel=f"{label}{rigid} [{unit}]",
+                             title=title, reference=analysis.effort if k == 0 else None, band=band,
+                             unsupported=unsupported, side=side, side_label=f"friction part [{unit}]",
+                             limits_from=limits)
+
+
+def _end_zone_mask(t, segments, zone):
+    """(m,) bool: the samples within ``zone`` s of the ends of their segment."""
+    near = np.zeros(len(t), dtype=bool)
+    for lo, hi in segments:
+        near[lo:hi] = (t[lo:hi] - t[lo] < zone) | (t[hi - 1] - t[lo:hi] < zone)
+    return near
 
 
 def write_friction_yaml(analysis, path):

@@ -21,7 +21,7 @@ import shutil
 import sqlite3
 import struct
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Optional, Tuple
 
@@ -78,6 +78,19 @@ def _corrupt(path, exc):
 
 
 @dataclass(frozen=True)
+class IgnoredGroup:
+    """Messages of a joint-state topic left out of the analysis: their ``joint_names``, how many
+    ``messages`` and why (``reason``)."""
+
+    joint_names: Tuple[str, ...]
+    messages: int
+    reason: str
+
+    def __str__(self):
+        return f"ignored {self.messages:,} messages with joints {', '.join(self.joint_names)}: {self.reason}"
+
+
+@dataclass(frozen=True)
 class JointStates:
     """Joint states recorded on one topic, in time order, m samples, n joints.
 
@@ -90,6 +103,16 @@ class JointStates:
     repeated stamps with the header / receive time bases); ``receive_ns`` (m,) the bag's log
     times or None; ``time_base``: the :class:`~hod_dynamics.timebase.TimeBase` that chose
     ``t`` (None when the caller gave ``t``).
+
+    A topic on which several publishers send different joints (an arm's controller and a
+    gripper driver, say) holds several *groups* of messages, one per joint-name set.
+    ``groups``: every group of the topic, each a one-group JointStates on its own time base
+    (empty when the topic has one group). The samples here are then those of the groups that
+    carry the ``wanted`` joints (:meth:`for_joints`): ``sources``, the first of which gives
+    the sample times (empty when one group carries every wanted joint, these samples being
+    that group's); the joints of the others are interpolated linearly at those times (a fit
+    uses their own times instead: :meth:`source_times`), and ``alignment`` says how (one
+    dict per further source). ``ignored``: the :class:`IgnoredGroup` of the groups not used.
     """
 
     topic: str
@@ -103,6 +126,12 @@ class JointStates:
     dropped: int = 0
     receive_ns: Optional[np.ndarray] = None
     time_base: Optional[object] = None
+    groups: tuple = ()
+    wanted: Optional[Tuple[str, ...]] = None
+    sources: tuple = ()
+    ignored: tuple = ()
+    alignment: tuple = ()
+    wanted_by: str = "the model"
 
     def _pick(self, keep, **changes):
         pick = (lambda a: None if a is None else a[keep])
@@ -113,6 +142,10 @@ class JointStates:
 
     def select(self, start=None, end=None):
         """The samples with ``start <= t <= end`` (s, relative; None: unbounded)."""
+        if self.groups:
+            shift = (lambda g: (self.t0_ns - g.t0_ns) * 1e-9)
+            return self._regrouped([g.select(None if start is None else start + shift(g),
+                                              None if end is None else end + shift(g)) for g in self.groups])
         keep = np.ones(len(self.t), dtype=bool)
         if start is not None:
             keep &= self.t >= start
@@ -125,18 +158,127 @@ class JointStates:
         """(m,) absolute ns of the chosen sample times (t0_ns + t)."""
         return self.t0_ns + np.round(self.t * 1e9).astype(np.int64)
 
+    @property
+    def messages(self):
+        """Messages read for these samples (kept samples plus dropped duplicates)."""
+        return len(self.t) + self.dropped
+
     def with_time_base(self, mode="auto"):
         """These samples on the time base ``mode`` (:data:`~hod_dynamics.timebase.MODES`),
-        chosen again from ``stamps_ns``, ``receive_ns`` and the data."""
+        chosen again from ``stamps_ns``, ``receive_ns`` and the data (every group on its own)."""
         from .timebase import resolve_time_base
 
+        if self.groups:
+            return self._regrouped([g.with_time_base(mode) for g in self.groups])
         base = resolve_time_base(self.stamps_ns, self.receive_ns, self.position, _payload(self), mode)
         return self._pick(base.keep, t=base.t, t0_ns=base.t0_ns, time_base=base,
                           dropped=self.dropped + base.duplicates)
 
+    def for_joints(self, names, what="the model"):
+        """The samples of the groups that carry the joints ``names`` (see the class docstring):
+        the fewest groups that carry them all (the one with the most of them first, then the
+        one with the most messages), the others ignored, with a reason that names ``what``
+        asked for the joints. Raises :class:`InputError` naming the joints that no message
+        carries."""
+        return _combine(list(self.groups) or [self], tuple(names), what, self.topic)
+
+    def _regrouped(self, groups):
+        return _combine(groups, self.wanted, self.wanted_by, self.topic)
+
+    def source_times(self, source):
+        """(m_g,) s: the sample times of ``source`` (one of :attr:`sources`) relative to ``t0_ns``."""
+        return (source.t0_ns - self.t0_ns) * 1e-9 + source.t
+
 
 def _payload(states):
     return np.hstack([a for a in (states.position, states.velocity, states.effort) if a is not None])
+
+
+def _combine(groups, wanted, what, topic):
+    """JointStates of the ``wanted`` joints (None: every joint of ``groups``) from the one-group
+    JointStates ``groups`` (see :meth:`JointStates.for_joints`)."""
+    from .timebase import GAP_SPLIT
+
+    everything = tuple(dict.fromkeys(nm for g in groups for nm in g.joint_names))
+    if wanted is None:       # the joints of the group with the most joints (then messages)
+        wanted = max(groups, key=lambda g: (len(g.joint_names), g.messages)).joint_names
+    wanted = tuple(wanted)
+    missing = [nm for nm in wanted if nm not in everything]
+    if missing:
+        carried = "; ".join(f"{list(g.joint_names)} ({g.messages:,} messages)" for g in groups)
+        raise InputError(f"joints {missing} of {what} are in no message on {topic} (its messages carry: "
+                         f"{carried}); pass the description of the recorded robot or lock those joints "
+                         "with --lock JOINT=VALUE")
+    left, used = set(wanted), []
+    while left:
+        best = max(range(len(groups)), key=lambda i: (len(left & set(groups[i].joint_names)), groups[i].messages, -i))
+        used.append(best)
+        left -= set(groups[best].joint_names)
+    ignored = []
+    for i, g in enumerate(groups):
+        if i in used:
+            continue
+        mine = [nm for nm in g.joint_names if nm in wanted]
+        reason = (f"not in {what}" if not mine else
+                  f"{', '.join(mine)} come in the messages with joints "
+                  f"{', '.join(next(groups[u].joint_names for u in used if set(mine) & set(groups[u].joint_names)))}")
+        ignored.append(IgnoredGroup(g.joint_names, g.messages, reason))
+    extra = dict(groups=tuple(groups) if len(groups) > 1 else (), wanted=wanted, ignored=tuple(ignored),
+                 wanted_by=what)
+    primary = groups[used[0]]
+    if len(used) == 1:
+        return replace(primary, sources=(), alignment=(), **extra)
+    # several groups: the first one's sample times, where every other group has data (inside
+    # its span and outside its gaps longer than GAP_SPLIT of its periods)
+    p_ns = primary.sample_stamps_ns
+    keep = np.ones(len(p_ns), dtype=bool)
+    others = [groups[u] for u in used[1:]]
+    for g in others:
+        g_ns = g.sample_stamps_ns
+        keep &= (p_ns >= g_ns[0]) & (p_ns <= g_ns[-1])
+        period = float(np.median(np.diff(g_ns))) if len(g_ns) > 1 else np.inf
+        for i in np.flatnonzero(np.diff(g_ns) > GAP_SPLIT * period):
+            keep &= ~((p_ns > g_ns[i]) & (p_ns < g_ns[i + 1]))
+    if keep.sum() < 2:
+        raise InputError(f"{topic}: the messages with joints {', '.join(primary.joint_names)} and those with "
+                         f"joints {', '.join(others[0].joint_names)} do not overlap in time")
+    names, cols = list(primary.joint_names), {}
+    for g in others:
+        cols[id(g)] = [c for c, nm in enumerate(g.joint_names) if nm not in names]
+        names += [g.joint_names[c] for c in cols[id(g)]]
+    at = p_ns[keep]
+
+    def stacked(field):
+        blocks = [getattr(primary, field)]
+        if all(b is None for b in blocks + [getattr(g, field) for g in others]):
+            return None
+        blocks = [np.full((len(p_ns), len(primary.joint_names)), np.nan) if blocks[0] is None else blocks[0]]
+        out = [blocks[0][keep]]
+        for g in others:
+            values = getattr(g, field)
+            g_ns = g.sample_stamps_ns
+            out.append(np.column_stack([np.full(len(at), np.nan) if values is None else
+                                        np.interp(at, g_ns, values[:, c]) for c in cols[id(g)]]))
+        return np.hstack(out)
+
+    alignment = []
+    for g in others:
+        g_ns = g.sample_stamps_ns
+        nearest = np.clip(np.searchsorted(p_ns, g_ns), 1, len(p_ns) - 1)
+        lag = np.where(np.abs(g_ns - p_ns[nearest - 1]) < np.abs(g_ns - p_ns[nearest]), g_ns - p_ns[nearest - 1],
+                       g_ns - p_ns[nearest])
+        alignment.append({"joints": [g.joint_names[c] for c in cols[id(g)]], "messages": g.messages,
+                          "rate": float(1e9 / np.median(np.diff(g_ns))),
+                          "time_base": None if g.time_base is None else g.time_base.source,
+                          "median_offset": float(np.median(lag) * 1e-9),
+                          "samples_without_data": int(np.count_nonzero(~keep)),
+                          "method": "fitted on their own sample times and evaluated at those of joints "
+                                    f"{', '.join(primary.joint_names)}; their measured position, velocity and "
+                                    "effort interpolated linearly there"})
+    return replace(primary, joint_names=tuple(names), stamps_ns=primary.stamps_ns[keep], t=primary.t[keep],
+                   position=stacked("position"), velocity=stacked("velocity"), effort=stacked("effort"),
+                   receive_ns=None if primary.receive_ns is None else primary.receive_ns[keep],
+                   sources=tuple(groups[u] for u in used), alignment=tuple(alignment), **extra)
 
 
 def _stamp_ns(header, receive_ns):
@@ -201,90 +343,135 @@ def _read_topic(path, topic, msgtype, option, visit, progress=None, raw_hook=Non
     return topic, total
 
 
-def read_joint_states(path, topic=None, *, time_base="auto", progress=None):
+class _Group:
+    """The messages of one joint-name set while a topic is read: bag indices, stamps, receive
+    times and the rows of values (in the order of the group's first message), those decoded one
+    by one and those kept as raw bytes of a known layout, decoded together at the end."""
+
+    def __init__(self, names):
+        self.names = tuple(names)
+        self.k, self.stamp, self.receive = [], [], []
+        self.rows = {f: [] for f in _FIELDS}
+        self.raw = {}          # layout -> (bag indices, receive times, raw messages, column order)
+
+    def add(self, k, stamp, receive, msg, order):
+        self.k.append(k)
+        self.stamp.append(stamp)
+        self.receive.append(receive)
+        n = len(self.names)
+        for field in _FIELDS:
+            values = np.asarray(getattr(msg, field), dtype=float)
+            row = np.full(n, np.nan)
+            if len(values) == len(msg.name):        # else: not recorded, stays NaN
+                row[:] = values if order is None else values[order]
+            self.rows[field].append(row)
+
+    def arrays(self):
+        """(bag indices, stamps, receive times, {field: (M, n) values}) in bag order."""
+        k, stamp, receive = list(self.k), list(self.stamp), list(self.receive)
+        n = len(self.names)
+        values = {f: [np.reshape(np.array(rows), (len(rows), n))] for f, rows in self.rows.items()}
+        for layout, (ks, rec, raws, order) in self.raw.items():
+            st, decoded = layout.decode(raws)
+            rec = np.asarray(rec, dtype=np.int64)
+            k += ks
+            stamp += np.where(st != 0, st, rec).tolist()
+            receive += rec.tolist()
+            for field in _FIELDS:
+                v = decoded.get(field)
+                values[field].append(np.full((len(ks), n), np.nan) if v is None or v.shape[1] != n
+                                     else (v if order is None else v[:, order]))
+        order = np.argsort(np.asarray(k), kind="stable")
+        out = {f: np.concatenate(v)[order] for f, v in values.items()}
+        return (np.asarray(k)[order], np.asarray(stamp, dtype=np.int64)[order],
+                np.asarray(receive, dtype=np.int64)[order], out)
+
+
+_MAX_LAYOUTS = 16      # byte layouts decoded in bulk (a topic with more varied messages decodes the rest one by one)
+
+
+def read_joint_states(path, topic=None, *, joints=None, time_base="auto", progress=None):
     """All ``sensor_msgs/JointState`` messages of ``topic`` in the bag at ``path``.
 
-    ``topic`` None picks the only JointState topic. The joint order is that of the first
-    message; later messages are mapped by name. ``time_base``: how the sample times are
-    chosen, one of ``"auto"``, ``"header"``, ``"receive"``, ``"index"`` (see
-    :func:`~hod_dynamics.timebase.resolve_time_base`). ``progress`` is called as
-    ``progress(done, total)`` while reading. Returns :class:`JointStates`. Raises
-    :class:`InputError` for a missing, corrupt or truncated bag, a missing topic (naming the
-    topics present), a message lacking a joint of the first one, messages without
-    positions, or an unknown time base.
+    ``topic`` None picks the only JointState topic. The messages are grouped by their set
+    of joint names (several publishers may share a topic: an arm's controller and a gripper
+    driver, say); within a group the joint order is that of its first message and later
+    messages are mapped by name. ``joints``: the joints needed (e.g. a model's
+    ``joint_names``): the samples are those of the fewest groups that carry them all, the
+    other groups are ignored (:attr:`JointStates.ignored` says why), and joints that come in
+    different groups are aligned on the sample times of the first (see
+    :class:`JointStates`); None: the joints of the group with the most joints (then the most
+    messages), every group staying available to :meth:`JointStates.for_joints`.
+    ``time_base``: how the sample
+    times are chosen, one of ``"auto"``, ``"header"``, ``"receive"``, ``"index"`` (see
+    :func:`~hod_dynamics.timebase.resolve_time_base`), for every group on its own.
+    ``progress`` is called as ``progress(done, total)`` while reading. Returns
+    :class:`JointStates`. Raises :class:`InputError` for a missing, corrupt or truncated bag,
+    a missing topic (naming the topics present), a joint of ``joints`` that no message
+    carries (naming it), messages without names or without positions, or an unknown time
+    base.
     """
     from .timebase import MODES
 
     if time_base not in MODES:
         raise InputError(f"time base must be one of {list(MODES)}, got {time_base!r}")
-    names, data = [], {}   # data: preallocated stamps (total,) and position/velocity/effort (total, n)
+    groups = {}                    # frozenset of names -> _Group
+    layouts = []                   # (layout, group, column order)
+    pending = {}
+
+    def group_of(names, k):
+        key = frozenset(names)
+        if len(key) != len(names):
+            dup = sorted({nm for nm in names if list(names).count(nm) > 1})
+            raise InputError(f"{topic or 'joint states'}: message {k} names joints {dup} more than once")
+        if key not in groups:
+            groups[key] = _Group(names)
+        g = groups[key]
+        order = None if tuple(names) == g.names else np.array([list(names).index(nm) for nm in g.names])
+        return g, order
 
     def visit(k, total, receive_ns, msg):
         if not msg.name:
             raise InputError(f"{topic or 'joint states'}: message {k} names no joints; JointState "
                              "messages must fill 'name' to be mapped onto the model")
-        if not names:
-            names.extend(msg.name)
-            data.update(stamp=np.zeros(total, dtype=np.int64), receive=np.zeros(total, dtype=np.int64),
-                        **{f: np.full((total, len(names)), np.nan) for f in _FIELDS})
-        if k >= len(data["stamp"]):   # more messages than the bag's index announced
-            for key, a in data.items():
-                data[key] = np.concatenate([a, np.full_like(a, a[0] if key in ("stamp", "receive") else np.nan)])
-        order = None
-        if list(msg.name) != names:
-            missing = [nm for nm in names if nm not in msg.name]
-            if missing:
-                raise InputError(f"{topic or 'joint states'}: message {k} lacks joints {missing} of the "
-                                 "first message; record all joints on one topic")
-            where = {nm: i for i, nm in enumerate(msg.name)}
-            order = [where[nm] for nm in names]
-        data["stamp"][k] = _stamp_ns(msg.header, receive_ns)
-        data["receive"][k] = receive_ns
-        for field in _FIELDS:
-            values = getattr(msg, field)
-            if len(values) == len(msg.name):   # else: not recorded, stays NaN
-                data[field][k] = values if order is None else values[order]
-        data["count"] = k + 1
-
-    fast = {"layout": None, "k": [], "raw": []}
+        g, order = group_of(msg.name, k)
+        g.add(k, _stamp_ns(msg.header, receive_ns), receive_ns, msg, order)
+        raw = pending.pop("raw", None)
+        if raw is not None and len(layouts) < _MAX_LAYOUTS:
+            layout = _CdrLayout.of_joint_state(bytes(raw))
+            if layout is not None:
+                layouts.append((layout, g, order))
 
     def raw_hook(k, total, receive_ns, raw):
-        # messages laid out byte for byte like the first one (same names, same array sizes)
+        # messages laid out byte for byte like one seen before (same names, same array sizes)
         # are decoded together at the end: rosbags' per-message decoding is most of the time
         # of reading a long recording
-        if k == 0:
-            fast["first"] = bytes(raw)
-            return False
-        if fast["layout"] is None:
-            fast["layout"] = _CdrLayout.of_joint_state(fast["first"]) or False
-        layout = fast["layout"]
-        if not layout or not layout.accepts(raw) or k >= len(data["stamp"]):
-            return False
-        fast["k"].append(k)
-        fast["raw"].append(raw)
-        data["receive"][k] = receive_ns
-        data["count"] = k + 1
-        return True
+        for layout, g, order in layouts:
+            if layout.accepts(raw):
+                ks, rec, raws, _ = g.raw.setdefault(layout, ([], [], [], order))
+                ks.append(k)
+                rec.append(receive_ns)
+                raws.append(raw)
+                return True
+        pending["raw"] = raw
+        return False
 
     topic, _ = _read_topic(path, topic, JOINT_STATE, "--joint-states", visit, progress, raw_hook)
-    if fast["k"]:
-        ks = np.array(fast["k"])
-        stamp, values = fast["layout"].decode(fast["raw"])
-        data["stamp"][ks] = np.where(stamp != 0, stamp, data["receive"][ks])
-        for field, v in values.items():
-            data[field][ks] = v
-    if not names:
+    if not groups:
         raise InputError(f"topic '{topic}' holds no messages; record joint states or pick another topic")
-    count = data.pop("count")
-    stamps, receive, position, velocity, effort = (data[key][:count] for key in ("stamp", "receive") + _FIELDS)
-    if np.isnan(position).any():
-        raise InputError(f"{topic}: messages without a position for every joint {names}; "
-                         "position is needed to fit the trajectory")
-    # velocities / efforts that no message carries are None rather than all-NaN
-    states = JointStates(topic, tuple(names), int(stamps[0]), stamps, (stamps - stamps[0]) * 1e-9, position,
-                         None if np.isnan(velocity).all() else velocity,
-                         None if np.isnan(effort).all() else effort, 0, receive)
-    return states.with_time_base(time_base)
+    states = []
+    for g in groups.values():
+        _, stamps, receive, values = g.arrays()
+        position, velocity, effort = (values[f] for f in _FIELDS)
+        if np.isnan(position).any():
+            raise InputError(f"{topic}: messages without a position for every joint {list(g.names)}; "
+                             "position is needed to fit the trajectory")
+        # velocities / efforts that no message carries are None rather than all-NaN
+        one = JointStates(topic, g.names, int(stamps[0]), stamps, (stamps - stamps[0]) * 1e-9, position,
+                          None if np.isnan(velocity).all() else velocity,
+                          None if np.isnan(effort).all() else effort, 0, receive)
+        states.append(one.with_time_base(time_base))
+    return _combine(states, joints, "the model", topic)
 
 
 class _CdrLayout:
@@ -527,36 +714,73 @@ def _header(types, ns):
                                         frame_id="")
 
 
-def write_joint_states(path, stamps_ns, joint_names, position, velocity=None, effort=None, *,
-                       topic="/joint_states", storage="mcap", planned=None, receive_ns=None):
-    """Record joint states as a rosbag2 bag (storage ``"mcap"`` or ``"sqlite3"``).
+@dataclass(frozen=True)
+class JointStream:
+    """The JointState messages of one publisher, to be written by
+    :func:`write_joint_state_streams`: ``joint_names`` (n,); ``stamps_ns`` (m,) header stamps;
+    ``position`` (m, n); ``velocity`` / ``effort`` (m, n) or None (empty arrays in the
+    messages); ``receive_ns`` (m,) the bag's log times (None: the stamps)."""
 
-    ``path``: the bag folder to create; ``stamps_ns`` (m,) header stamps; ``receive_ns``
-    (m,) the bag's log times (default: the stamps); ``position`` / ``velocity`` / ``effort``
-    (m, n). ``planned`` optionally
-    ``(topic, stamp_ns, times (N,) s, positions (N, n))``: one JointTrajectory message.
-    """
+    joint_names: Tuple[str, ...]
+    stamps_ns: np.ndarray
+    position: np.ndarray
+    velocity: Optional[np.ndarray] = None
+    effort: Optional[np.ndarray] = None
+    receive_ns: Optional[np.ndarray] = None
+
+
+def write_joint_state_streams(path, streams, *, topic="/joint_states", storage="mcap", planned=None):
+    """Record the messages of several publishers on one JointState ``topic`` as a rosbag2 bag
+    (storage ``"mcap"`` or ``"sqlite3"``) at ``path`` (a folder to create), in the order of
+    their receive times, as a recorder stores them. ``streams``: :class:`JointStream` s.
+    ``planned`` optionally ``(topic, stamp_ns, times (N,) s, positions (N, n))``: one
+    JointTrajectory message with the joints of the first stream."""
     from rosbags.rosbag2 import StoragePlugin, Writer
 
     types = _rosbags()
     plugin = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}[storage]
     JS = types.types[JOINT_STATE]
     empty = np.zeros(0)
+    rows, logged = [], []
+    for s, stream in enumerate(streams):
+        names, m = list(stream.joint_names), len(stream.stamps_ns)
+        # one message serialised with marker values, then each message's stamp and numbers put
+        # at the markers' byte offsets (a serialisation per message is slow for long recordings)
+        marks = [1.0 + np.arange(len(names)) + 100.0 * r for r in range(3)]
+        given = [stream.position, stream.velocity, stream.effort]
+        template = bytes(types.serialize_cdr(JS(header=_header(types.types, 0), name=names, position=marks[0],
+                                                velocity=empty if given[1] is None else marks[1],
+                                                effort=empty if given[2] is None else marks[2]), JOINT_STATE))
+        rows.append(_patched(template, np.asarray(stream.stamps_ns, dtype=np.int64),
+                             [(marks[r], np.asarray(v, dtype=float)) for r, v in enumerate(given) if v is not None]))
+        receive = stream.stamps_ns if stream.receive_ns is None else stream.receive_ns
+        logged.append(np.column_stack([np.asarray(receive, dtype=np.int64), np.full(m, s), np.arange(m)]))
+    order = np.concatenate(logged)
+    order = order[np.lexsort((order[:, 2], order[:, 1], order[:, 0]))]     # receive time, stream, index
     with Writer(Path(path), version=9, storage_plugin=plugin) as writer:
         conn = writer.add_connection(topic, JOINT_STATE, typestore=types)
-        names = list(joint_names)
-        stamps_ns = np.asarray(stamps_ns, dtype=np.int64)
-        logged = stamps_ns if receive_ns is None else np.asarray(receive_ns, dtype=np.int64)
-        for i, stamp in enumerate(stamps_ns):
-            msg = JS(header=_header(types.types, stamp), name=names, position=position[i],
-                     velocity=empty if velocity is None else velocity[i],
-                     effort=empty if effort is None else effort[i])
-            writer.write(conn, int(logged[i]), types.serialize_cdr(msg, JOINT_STATE))
+        for receive, s, i in order:
+            writer.write(conn, int(receive), rows[s][i].tobytes())
         if planned is not None:
             ptopic, stamp, times, q = planned
             conn = writer.add_connection(ptopic, JOINT_TRAJECTORY, typestore=types)
             writer.write(conn, int(stamp), types.serialize_cdr(
-                _trajectory(types.types, stamp, names, times, q), JOINT_TRAJECTORY))
+                _trajectory(types.types, stamp, list(streams[0].joint_names), times, q), JOINT_TRAJECTORY))
+    return path
+
+
+def write_joint_states(path, stamps_ns, joint_names, position, velocity=None, effort=None, *,
+                       topic="/joint_states", storage="mcap", planned=None, receive_ns=None):
+    """Record joint states as a rosbag2 bag (storage ``"mcap"`` or ``"sqlite3"``).
+
+    ``path``: the bag folder to create; ``stamps_ns`` (m,) header stamps; ``receive_ns``
+    (m,) the bag's log times (default: the stamps; the messages are stored in their order);
+    ``position`` / ``velocity`` / ``effort`` (m, n). ``planned`` optionally
+    ``(topic, stamp_ns, times (N,) s, positions (N, n))``: one JointTrajectory message.
+    """
+    stream = JointStream(tuple(joint_names), np.asarray(stamps_ns, dtype=np.int64), np.asarray(position, dtype=float),
+                         velocity, effort, receive_ns)
+    return write_joint_state_streams(path, [stream], topic=topic, storage=storage, planned=planned)
 
 
 def _duration(types, seconds):

@@ -32,13 +32,13 @@ from . import paper_examples as paper
 from .backend import compile_notices
 from .errors import CommandError, HodDynamicsError
 from .robots import FLOATING_BASE, load_robot, model_from_description, robot_path, shipped_robots
-from .units import common_unit, friction_units
+from .units import common_unit, friction_units, joint_unit
 from .validation import MEMORY_SHARE, available_memory, memory_text
 from .urdf import xacro_args_from_strings
 
 PROG = "hod-dynamics"
 DEMO_MAX_ORDER = 8  # beyond it the demo's numbers grow like w^(k+2) (1e9 at k = 8) and mean little
-BAG_MAX_ORDER = 2  # the C^4 quintic fit of recorded positions gives q^(4), hence tau'' at most
+BAG_MAX_ORDER = 2  # tau'' needs q^(4) of the fit of recorded positions, the highest it is made for
 
 
 class _Parser(argparse.ArgumentParser):
@@ -304,18 +304,23 @@ class _Progress:
 def bag_memory(samples, recorded_joints, n, order):
     """Bytes the analysis of ``samples`` joint states holds: the recording, the fitted jets, the
     tau-jet, motor references and the CSV rows (about 2 x the arrays while writing)."""
-    floats = 3 * recorded_joints + 2 + (order + 3) * n + (order + 1) * n + 6 * n
+    # + per order the fit's values, spline coefficients and missed content (3 n each)
+    floats = 3 * recorded_joints + 2 + (order + 3) * n + (order + 1) * n + 6 * n + 9 * (order + 1) * n
     return int(samples * floats * 8 * 2.5)
 
 
 def cmd_analyze_bag(args):
-    """Replay analysis of a recorded bag: recover the sample times (--time-base), fit the
-    measured joint positions with a smoothing spline whose level is chosen per joint from the
-    data, evaluate the model's tau and its time derivatives (and motor references with
-    --actuators) at the samples, and compare tau with the measured efforts; with --friction,
-    fit joint friction (fit) or evaluate a given friction model (FILE). Writes samples.csv,
-    summary.json, PNG plots (tau, tau_dot, tau_ddot, residual, friction), friction.yaml
-    (--friction fit) and derived.mcap (topics /feedforward and /torque_derivatives) into --out."""
+    """Replay analysis of a recorded bag: take the joint-state messages that carry the model's
+    joints (a gripper or another driver on the same topic is ignored or aligned, and said so),
+    recover the sample times (--time-base), fit the measured joint positions with a smoothing
+    spline whose level is chosen per joint and derivative from the data, evaluate the model's
+    tau and its time derivatives (and motor references with --actuators) at the samples,
+    estimate the error the data leave in each (and flag the orders they do not support), and
+    compare tau with the measured efforts; with --friction, fit joint friction (fit) or
+    evaluate a given friction model (FILE). Writes samples.csv, summary.json, PNG plots (tau,
+    tau_dot, tau_ddot with error bands, residual, friction), friction.yaml (--friction fit) and
+    derived.mcap (topics /feedforward and /torque_derivatives) into --out. Exit code 0 means
+    analysed; a 'note:' line says what in the result needs a second look."""
     from .analysis import analyze_joint_states, write_report
     from .bag import check_rosbags, read_joint_states, read_planned_positions
 
@@ -338,7 +343,7 @@ def cmd_analyze_bag(args):
     # becomes one note line of the summary
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        states = read_joint_states(args.bag, args.joint_states, time_base=args.time_base,
+        states = read_joint_states(args.bag, args.joint_states, joints=model.joint_names, time_base=args.time_base,
                                    progress=_Progress("reading", show))
         states = states.select(args.start, args.end)
         locks = _parse_locks(args.lock)
@@ -385,7 +390,7 @@ def summary_lines(result, model, elapsed):
     summary = result.summary()
     lines = [f"{result.states.topic}: {summary['n_samples']} samples over {summary['duration']:.3f} s "
              f"({summary['median_rate']:.0f} Hz), model '{model.name}' ({model.n_dof} moving joints); "
-             f"fit + dynamics in {elapsed:.2f} s"]
+             f"fit, dynamics and error estimate in {elapsed:.2f} s"]
     base = result.states.time_base
     if base is not None:
         lines.append(base.describe())
@@ -394,11 +399,13 @@ def summary_lines(result, model, elapsed):
             more = len(base.gaps) - GAPS_PRINTED
             lines.append(f"gaps (time: samples missing): {shown}" + (f" and {more} more (all in summary.json)"
                                                                        if more > 0 else ""))
+    bridged = summary.get("gaps_bridged_up_to")
     if len(result.segments) > 1:
-        lines.append(f"fitted in {len(result.segments)} segments (gaps longer than the fit bridges)")
+        lines.append(f"fitted in {len(result.segments)} segments (the fit bridges gaps up to "
+                     f"{1e3 * bridged:.4g} ms; longer ones split the recording)" if bridged else
+                     f"fitted in {len(result.segments)} segments")
     joints = summary["joints"]
-    lines.append("position fit: " + ", ".join(f"{nm} noise {e['position_noise']:.2g}, cutoff "
-                                               f"{e['smoothing_cutoff_hz']:.3g} Hz" for nm, e in joints.items()))
+    lines.append("position noise: " + ", ".join(_noise_text(nm, e, model) for nm, e in joints.items()))
     if result.effort is None:
         lines.append("  the joint states carry no efforts: no comparison with measured torques")
     else:
@@ -425,8 +432,38 @@ def summary_lines(result, model, elapsed):
             force, viscous = friction_units(model.joint_types[model.joint_names.index(name)])
             lines.append(f"  {name:<24}coulomb {f.coulomb[j]:.4g}{se('coulomb')} {force}, viscous {f.viscous[j]:.4g}"
                          f"{se('viscous')} {viscous}, offset {f.offset[j]:.4g}{se('offset')} {force}, v_s {f.v_s[j]:.3g}")
+    if "error_estimate" in summary:
+        lines += _error_lines(summary, model)
     for note in summary["notes"]:
         lines.append(f"note: {note}")
+    return lines
+
+
+def _noise_text(name, entry, model):
+    """'joint step S + white W unit' of the position noise found."""
+    unit = joint_unit(model.joint_types[model.joint_names.index(name)], "position")
+    text = f"{name} " + (f"encoder step {entry['encoder_step']:.2g} + " if entry["encoder_step"] > 0 else "")
+    return text + f"white {entry['white_noise']:.2g} {unit}"
+
+
+def _error_lines(summary, model):
+    """The table of the error estimates: per joint and order the estimated RMS error, its share of
+    the order's RMS, and ``*`` where the data do not support the order."""
+    order = summary["order"]
+    zone = summary["error_estimate"]["end_zone"]
+    share = summary["error_estimate"]["supported_when_error_below_share_of_rms"]
+    lines = [f"error estimate of tau^(k) (RMS over the samples more than {zone[f'tau{order}']:.2g} s from a segment "
+             f"end; % of its RMS; * not supported by the data: above {100 * share:.0f} %)"]
+    units = [common_unit(model.joint_types, "torque", k) for k in range(order + 1)]
+    lines.append(f"  {'joint':<24}" + "".join(f"{f'tau{k} [{units[k]}]':>22}" for k in range(order + 1)))
+    for name, e in summary["joints"].items():
+        cells = []
+        for k in range(order + 1):
+            key = f"tau{k}"
+            est, rms = e["error_estimate"][key], e["signal_rms"][key]
+            share = f"{100 * est / rms:.2g} %" if rms > 0 else "-"
+            cells.append(f"{f'{est:.3g} ({share})' + ('*' if not e['supported'][key] else ' '):>22}")
+        lines.append(f"  {name:<24}" + "".join(cells))
     return lines
 
 
@@ -462,14 +499,14 @@ def cmd_identify(args):
         warnings.simplefilter("always")
 
         def analysed(path, role):
-            states = read_joint_states(path, args.joint_states, time_base=args.time_base,
+            states = read_joint_states(path, args.joint_states, joints=model.joint_names, time_base=args.time_base,
                                        progress=_Progress("reading", show))
             status.line(f"fitting {role} bag {recording_label(path)} ({len(states.t)} samples)")
             try:
                 if states.effort is None:
                     raise InputError(f"the joint states on {states.topic} carry no efforts; identification needs "
                                      "the measured joint torques")
-                return analyze_joint_states(model, states, order=0, smoothing=args.smoothing)
+                return analyze_joint_states(model, states, order=0, smoothing=args.smoothing, error_estimate=False)
             except InputError as exc:
                 raise InputError(f"bag '{path}': {exc}") from None
 
@@ -633,7 +670,8 @@ def build_parser():
                      help="trajectory_msgs/JointTrajectory topic of the plan: adds the planned positions "
                           "(qplan_*) and the tracking error to the outputs")
     bag.add_argument("--order", type=_order_type(BAG_MAX_ORDER), default=2, metavar=f"0..{BAG_MAX_ORDER}",
-                     help=f"highest torque derivative (default 2; the C^4 position fit allows at most {BAG_MAX_ORDER})")
+                     help=f"highest torque derivative (default 2, at most {BAG_MAX_ORDER}: tau'' needs the fourth derivative "
+                          "of the recorded positions)")
     bag.add_argument("--actuators", metavar="CONFIG",
                      help="actuator YAML (rigid/SEA/VSA) or a shipped name such as actuators_sea: adds motor "
                           "references theta_*, u_* (default: rigid)")

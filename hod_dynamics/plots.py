@@ -47,65 +47,101 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None, m
     return path
 
 
-def _joint_axes(t, n, max_points, height, top=0.0):
-    """(pyplot, figure, axes (n, 1), step, t[::step]): one subplot per joint sharing the time
-    axis, ``height`` inches each (and ``top`` inches more above them); long records thinned to
-    about ``max_points`` samples."""
+def _joint_axes(t, n, max_points, height, top=0.0, cols=1):
+    """(pyplot, figure, axes (n, cols), step, t[::step]): one row of subplots per joint sharing
+    the time axis, ``height`` inches each (and ``top`` inches more above them); long records
+    thinned to about ``max_points`` samples."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     step = max(1, len(t) // max_points)
-    fig, axes = plt.subplots(n, 1, figsize=(9, height * n + 1.0 + top), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(n, cols, figsize=(9 if cols == 1 else 12, height * n + 1.0 + top), sharex=True,
+                             squeeze=False)
     return plt, fig, axes, step, np.asarray(t)[::step]
 
 
 def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", reference=None,
-                      labels=("model", "measured"), max_points=3000):
+                      labels=("model", "measured"), max_points=3000, **extras):
     """Write a PNG with one subplot per joint: ``series`` (T, n) solid, ``reference`` (T, n)
     (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s; ``ylabel`` the quantity
     and its unit, ``"tau [N m]"``: each panel's y axis reads ``<joint> [N m]``, the title the
     quantity. The title and the legend have rows of their own above the panels. Long records
     are thinned to about ``max_points`` samples per line (every k-th sample) to keep the figure
-    light. Returns ``path``."""
+    light. ``extras``: the error band, marks and second column of :func:`joint_series_figure`.
+    Returns ``path``."""
     import matplotlib.pyplot as plt
 
     fig = joint_series_figure(t, series, joint_names, ylabel=ylabel, title=title, reference=reference,
-                              labels=labels, max_points=max_points)
+                              labels=labels, max_points=max_points, **extras)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 
 
 def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=None,
-                        labels=("model", "measured"), max_points=3000):
-    """The figure :func:`plot_joint_series` writes (the caller closes it)."""
+                        labels=("model", "measured"), max_points=3000, band=None, unsupported=None,
+                        side=None, side_label="", limits_from=None):
+    """The figure :func:`plot_joint_series` writes (the caller closes it). Optional: ``band``
+    (T, n) the half width of an error band around ``series`` (shaded); ``unsupported`` (n,)
+    bool: the panels to mark "not supported by the data"; ``side`` (T, n): a second quantity
+    drawn in a right-hand column with its own scale (``side_label`` its title), so that neither
+    hides the other (the rigid-body part of a torque derivative and its friction part);
+    ``limits_from`` (T,) bool: the samples that set the left column's y range (others may leave
+    it, e.g. near the ends of a fit)."""
     import re
 
     quantity, unit = ylabel, ""
     match = re.fullmatch(r"(.*?)\s*\[([^\]]*)\]\s*", ylabel)
     if match:
         quantity, unit = match.groups()
-    _, fig, axes, step, t = _joint_axes(t, len(joint_names), max_points, 1.5, top=0.3)
+    _, fig, axes, step, t = _joint_axes(t, len(joint_names), max_points, 1.5, top=0.3, cols=1 if side is None else 2)
+    thin = (lambda a: None if a is None else np.asarray(a)[::step])
+    series, reference, band, side, limits_from = (thin(a) for a in (series, reference, band, side, limits_from))
     height = fig.get_figheight()
     for j, ax in enumerate(axes[:, 0]):
         if reference is not None:
-            ax.plot(t, np.asarray(reference)[::step, j], color="0.55", lw=0.7, label=labels[1])
-        ax.plot(t, np.asarray(series)[::step, j], color="C0", lw=1.0, label=labels[0])
+            ax.plot(t, reference[:, j], color="0.55", lw=0.7, label=labels[1])
+        if band is not None:
+            ax.fill_between(t, series[:, j] - band[:, j], series[:, j] + band[:, j], color="C0", alpha=0.25, lw=0,
+                            label="estimated error (RMS)")
+        ax.plot(t, series[:, j], color="C0", lw=1.0, label=labels[0])
+        if limits_from is not None and limits_from.any():
+            ax.set_ylim(*_limits(series[limits_from, j], None if band is None else band[limits_from, j]))
+        if unsupported is not None and unsupported[j]:
+            ax.text(0.5, 0.5, "not supported by the data", transform=ax.transAxes, ha="center", va="center",
+                    fontsize=11, color="C3", alpha=0.8, bbox=dict(facecolor="white", alpha=0.6, edgecolor="C3"))
         ax.set_ylabel(f"{joint_names[j]}\n[{unit}]" if unit else joint_names[j], fontsize=7)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel("t [s]")
+        if side is not None:
+            axes[j, 1].plot(t, side[:, j], color="C3", lw=1.0)
+            axes[j, 1].tick_params(labelsize=7)
+            axes[j, 1].grid(alpha=0.3)
+    for ax in axes[-1]:
+        ax.set_xlabel("t [s]")
+    if side is not None:
+        axes[0, 1].set_title(side_label, fontsize=8)
     # fixed rows in inches from the top: the title, then the legend, then the panels (the
     # legend drawn above the first panel ran into the title); fixed margins also spare
     # tight_layout's extra drawing passes, which cost more than the plot itself
     fig.suptitle(f"{title}: {quantity}" if title else quantity, fontsize=10, y=1 - 0.08 / height, va="top")
     handles, names = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles[::-1], names[::-1], fontsize=7, ncol=2, loc="upper center",
+    fig.legend(handles[::-1], names[::-1], fontsize=7, ncol=3, loc="upper center",
                bbox_to_anchor=(0.5, 1 - 0.34 / height), frameon=False)
-    fig.subplots_adjust(left=0.12, right=0.98, top=1 - 0.7 / height, bottom=0.45 / height, hspace=0.15)
+    fig.subplots_adjust(left=0.12 if side is None else 0.09, right=0.98, top=1 - 0.7 / height, bottom=0.45 / height,
+                        hspace=0.15, wspace=0.2)
     return fig
+
+
+def _limits(values, band=None):
+    """y limits that show ``values`` (and their band) with a margin of 8 %."""
+    lo, hi = float(np.min(values)), float(np.max(values))
+    if band is not None:
+        lo, hi = min(lo, float(np.min(values - band))), max(hi, float(np.max(values + band)))
+    pad = 0.08 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.1
+    return lo - pad, hi + pad
 
 
 def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="", max_points=3000):

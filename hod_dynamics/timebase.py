@@ -69,6 +69,7 @@ class TimeBase:
     clock_steps: list = field(default_factory=list)
     duplicates: int = 0
     repeated_stamps: int = 0
+    out_of_order: int = 0
 
     @property
     def rate(self):
@@ -79,7 +80,7 @@ class TimeBase:
         return {"mode": self.mode, "source": self.source, "reason": self.reason, "rate": self.rate,
                 "period": self.period, "jitter": dict(self.jitter), "gaps": list(self.gaps),
                 "clock_steps": list(self.clock_steps), "duplicates_dropped": self.duplicates,
-                "repeated_stamps": self.repeated_stamps}
+                "repeated_stamps": self.repeated_stamps, "out_of_order": self.out_of_order}
 
     def describe(self):
         """One line for a terminal: source, rate, jitter, gaps, clock steps, duplicates."""
@@ -97,6 +98,8 @@ class TimeBase:
             text += "; clock steps " + ", ".join(f"{s['jump']:+.4g} s at t = {s['t']:.4g} s" for s in self.clock_steps)
         if self.duplicates or self.repeated_stamps:
             text += f"; {self.duplicates} duplicated messages dropped, {self.repeated_stamps} repeated stamps"
+        if self.out_of_order:
+            text += f"; {self.out_of_order:,} messages received out of stamp order (put in stamp order)"
         return text
 
 
@@ -140,18 +143,28 @@ def resolve_time_base(header_ns, receive_ns=None, position=None, payload=None, m
         return TimeBase(mode, "receive" if use_receive else "header", keep, t, t0, _period(stamps[keep]) * 1e-9,
                         f"{'receive times' if use_receive else 'header stamps'} as recorded",
                         jitter=_jitter((header[keep] - t0) * 1e-9 - t, _period(stamps[keep]) * 1e-9),
-                        duplicates=len(header) - len(keep))
+                        duplicates=len(header) - len(keep),
+                        out_of_order=0 if use_receive else int(np.count_nonzero(
+                            header[1:] < np.maximum.accumulate(header)[:-1])))
     payload = position if payload is None else payload
-    drop = np.r_[False, (np.diff(header) == 0) & _rows_equal(payload)]
-    keep = np.flatnonzero(~drop)
+    r_all = None if receive is None or np.array_equal(receive, header) else receive
+    if mode == "index":      # the messages as they come: their stamps are not trusted
+        order, stretch, late = np.arange(len(header)), np.zeros(len(header), dtype=np.int64), 0
+    else:
+        order, stretch, late = _stamp_order(header, r_all, _period(np.sort(header)))
+    h_all = header[order]
+    same = _rows_equal(payload[order]) if payload is not None else np.zeros(len(order) - 1, dtype=bool)
+    drop = np.r_[False, (np.diff(h_all) == 0) & same]
+    keep = order[~drop]
+    stretch = stretch[~drop]
     h = header[keep]
-    r = None if receive is None or np.array_equal(receive, header) else receive[keep]
+    r = None if r_all is None else r_all[keep]
     P = _period(h)
     if mode == "index":
         t = np.arange(len(keep)) * P * 1e-9
         return TimeBase(mode, "index", keep, t, int(h[0]), P * 1e-9, "consecutive messages one median period apart",
                         jitter=_jitter((h - h[0]) * 1e-9 - t, P * 1e-9), duplicates=int(drop.sum()))
-    grid = _grid(h, r, P)
+    grid = _grid(h, r, P, stretch)
     if grid is None:
         base = resolve_time_base(header, receive, position, payload, "header")
         return _replace(base, mode=mode, reason="the stamps are not on a regular grid: used as recorded")
@@ -160,7 +173,7 @@ def resolve_time_base(header_ns, receive_ns=None, position=None, payload=None, m
     base = TimeBase(mode, "grid", keep, t, int(round(fit_ns[0])), period * 1e-9,
                     "stamps fitted by a line in the sample index", jitter=_jitter((h - fit_ns) * 1e-9, period * 1e-9),
                     gaps=_gaps(k, t, steps), clock_steps=steps, duplicates=int(drop.sum()),
-                    repeated_stamps=repeated)
+                    repeated_stamps=repeated, out_of_order=late)
     if mode == "auto" and position is not None:
         verdict = _data_prefers_stamps(base, h, np.asarray(position, dtype=float)[keep])
         if verdict is not None:
@@ -190,8 +203,9 @@ def _jitter(e, period):
             "outliers": int(np.count_nonzero(np.abs(e) > OUTLIER * period))}
 
 
-def _grid(h, r, P):
-    """Sample indices of stamps h (ns) with nominal period P (ns), or None when h is not on a
+def _grid(h, r, P, stretch):
+    """Sample indices of stamps h (ns) with nominal period P (ns), increasing within each
+    stretch between clock steps (``stretch`` (m,), its number), or None when h is not on a
     grid. Returns (k (m,) int, the fitted stamps (m,) ns, clock steps, repeated stamps,
     fitted period ns)."""
     d = np.diff(h).astype(float)
@@ -201,9 +215,14 @@ def _grid(h, r, P):
     if len(d) >= 4 and np.count_nonzero(near & forward) < REGULAR_FRACTION * np.count_nonzero(forward):
         return None
     n = np.maximum(np.round(ratio), 1).astype(np.int64)
-    jumps = _offset_steps(h, r, P) if r is not None and len(h) > _STEP_WINDOW else np.zeros(len(d))
-    back = (d < 0) & (jumps == 0)
-    jumps[back] = d[back] - P          # a stamp going back: the clock stepped, one period passed
+    jumps = np.zeros(len(d))
+    for i in np.flatnonzero(np.diff(stretch)):
+        if r is not None:           # the step of header - receive between the windows around it
+            off = (h - r).astype(float)
+            jumps[i] = np.median(off[i + 1:i + 1 + _STEP_WINDOW]) - np.median(off[max(0, i - _STEP_WINDOW):i + 1])
+        else:                       # a stamp going back: the clock stepped, one period passed
+            jumps[i] = d[i] - P
+        jumps[i] = jumps[i] or 1.0  # (a step of exactly 0 ns is still where the stretches meet)
     stepped = np.flatnonzero(jumps)
     n[stepped] = np.maximum(1, np.round((d[stepped] - jumps[stepped]) / P)).astype(np.int64)
     k = _fix_slips(np.r_[0, np.cumsum(n)], h, P, set(stepped.tolist()))
@@ -223,6 +242,28 @@ def _grid(h, r, P):
     steps = [{"index": int(i + 1), "t": float(k[i + 1] * period * 1e-9),
               "jump": float((offsets[stretch[i + 1]] - offsets[stretch[i]]) * 1e-9)} for i in stepped]
     return k, fit, steps, int(np.count_nonzero(d == 0)), period
+
+
+def _stamp_order(header, receive, P):
+    """Header-stamp order of messages given in receive order (the bag's): ``(order (M,),
+    stretch (M,) of each ordered message, out_of_order)``. The header clock may step (NTP):
+    the messages are sorted by stamp within each stretch between steps, the stretches kept in
+    receive order. A step is a lasting jump of header - receive (see :func:`_offset_steps`), or
+    without receive times a stamp more than 5 periods before its predecessor's. ``out_of_order``
+    counts the messages received after one with a later stamp of the same stretch (a receive
+    delay longer than the period)."""
+    M = len(header)
+    if receive is not None:
+        boundary = (_offset_steps(header, receive, P) != 0) if M > _STEP_WINDOW else np.zeros(M - 1, dtype=bool)
+    else:
+        boundary = np.diff(header) < -5 * P
+    stretch = np.r_[0, np.cumsum(boundary)]
+    late = 0
+    for s in range(stretch[-1] + 1):
+        h = header[stretch == s]
+        late += int(np.count_nonzero(h[1:] < np.maximum.accumulate(h)[:-1]))
+    order = np.lexsort((header, stretch))          # stable: repeated stamps keep their receive order
+    return order, stretch[order], late
 
 
 def _fix_slips(k, h, P, stepped):

@@ -94,3 +94,23 @@ def test_forced_modes():
         resolve_time_base(header, receive, q, mode="exact")
     with pytest.raises(InputError, match="distinct stamps"):
         resolve_time_base(np.full(5, 7), None, np.zeros((5, 1)))
+
+
+def test_messages_out_of_stamp_order_are_put_in_order_and_counted():
+    k, header, receive, q = _recording()
+    base = resolve_time_base(header, receive, q)
+    # a receive delay of 1.5 periods for every 50th message: it arrives after the next one
+    order = np.arange(len(k))
+    late = np.arange(100, len(k) - 2, 50)
+    order[late], order[late + 1] = late + 1, late
+    logged = np.maximum.accumulate(receive[order])     # a bag holds its messages in receive order
+    shuffled = resolve_time_base(header[order], logged, q[order])
+    assert shuffled.out_of_order == len(late) and shuffled.clock_steps == []
+    np.testing.assert_array_equal(order[shuffled.keep], base.keep)       # the same samples, in stamp order
+    np.testing.assert_allclose(shuffled.t, base.t, atol=1e-12)
+    assert f"{len(late)} messages received out of stamp order" in shuffled.describe()
+    # ... and with a step of the header clock: sorted within each stretch, the step kept
+    k, header, receive, q = _recording(clock_step=(2000, -3_600 * 10**9))
+    stepped = resolve_time_base(header[order], np.maximum.accumulate(receive[order]), q[order])
+    assert stepped.out_of_order == len(late) and [s["index"] for s in stepped.clock_steps] == [2000]
+    np.testing.assert_array_equal(np.round(stepped.t / stepped.period).astype(int), k)
