@@ -263,58 +263,35 @@ def cmd_analyze_bag(args):
     fit joint friction (fit) or evaluate a given friction model (FILE). Writes samples.csv,
     summary.json, PNG plots (tau, tau_dot, tau_ddot, residual, friction), friction.yaml
     (--friction fit) and derived.mcap (topics /feedforward and /torque_derivatives) into --out."""
-    from .analysis import analyze_joint_states, write_report
-    from .bag import read_joint_states, read_planned_positions
+    from .analysis import analyze_bag
 
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise CommandError(f"--end {args.end} must be after --start {args.start}")
     model, notes = _load_model(args)
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
-    friction = args.friction
-    if friction not in (None, "fit"):
+    if args.friction not in (None, "fit"):
         from .friction import load_friction
 
-        loaded = load_friction(friction, model)   # a bad file or URDF value fails before the bag is read
-        friction = friction if friction == "urdf" else loaded
+        load_friction(args.friction, model)   # a bad file or URDF value fails before the bag is read
     _output_folder(args.out)
     plot = _plots_possible(args.no_plot)
     show = not args.no_progress
-    # library warnings (numpy, scipy, matplotlib, rosbags) never reach the terminal: each kind
-    # becomes one note line of the summary
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        states = read_joint_states(args.bag, args.joint_states, time_base=args.time_base,
-                                   progress=_Progress("reading", show))
-        states = states.select(args.start, args.end)
+
+    def check(states):
         check_memory(bag_memory(len(states.t), len(states.joint_names), model.n_dof, args.order),
                      f"the analysis of {len(states.t):,} joint states", "analyse a part with --start/--end")
-        planned = None
-        if args.trajectory_topic:
-            planned = read_planned_positions(args.bag, args.trajectory_topic, states.t0_ns)
-        start = time.perf_counter()
-        result = analyze_joint_states(model, states, order=args.order, actuators=args.actuators,
-                                      smoothing=args.smoothing, planned=planned, progress=_Progress("analysing", show),
-                                      friction=args.friction if friction in ("fit", "urdf") else friction)
-        if result.friction is not None and args.friction not in ("fit", "urdf"):
-            result = _with_source(result, os.path.basename(args.friction))
-        elapsed = time.perf_counter() - start
-        paths = write_report(result, args.out, plots=plot, derived_bag=not args.no_derived_bag,
-                             progress=_Progress("writing", show), title=f"{model.name}: {os.path.basename(args.bag)}")
-        lines = summary_lines(result, model, elapsed)
-    from .analysis import warning_notes
 
-    for line in lines + [f"note: {note}" for note in warning_notes(caught)]:
+    report = analyze_bag(args.bag, model, args.out, joint_states=args.joint_states, time_base=args.time_base,
+                         start=args.start, end=args.end, trajectory_topic=args.trajectory_topic, order=args.order,
+                         actuators=args.actuators, smoothing=args.smoothing, friction=args.friction, plots=plot,
+                         derived_bag=not args.no_derived_bag, progress=lambda stage: _Progress(stage, show),
+                         check=check, title=f"{model.name}: {os.path.basename(args.bag)}")
+    for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in report.warnings]:
         print(line)
-    for path in paths:
+    for path in report.paths:
         print(f"wrote {path}")
     return 0
-
-
-def _with_source(result, source):
-    from dataclasses import replace
-
-    return replace(result, friction_source=source)
 
 
 GAPS_PRINTED = 30
