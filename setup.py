@@ -30,6 +30,9 @@ ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-traje
 BAG = ["rosbags>=0.11",  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
        "pyarrow>=12"]   # samples.csv: Arrow's C++ CSV writer (hundreds of MB in seconds, lossless)
 PLOT = ["matplotlib>=3.5"]
+# analyze-bags: Dask distributed runs the per-bag tasks on local processes or a cluster (and
+# brings fsspec for URLs); pandas holds the fleet table, pyarrow writes it as Parquet
+FLEET = ["dask[distributed]>=2023.1", "pandas>=1.5", "pyarrow>=12"]
 # compiled kernels (numba) are a core dependency: every install route runs the fast path; the
 # numpy path stays as the reference and the fallback when numba cannot be imported. "fast" is
 # kept as an empty extra so that `pip install ".[fast]"` from older instructions still works.
@@ -54,8 +57,8 @@ setup(
     data_files=data_files,
     # urdf-parser-py reads the values of a URDF (after our validation pass has located and checked it)
     install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5", "numba>=0.59"],
-    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "test": TEST,
-                    "all": ROS + BAG + PLOT + FAST + XACRO + TEST},
+    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "fleet": FLEET,
+                    "test": TEST, "all": ROS + BAG + PLOT + FAST + XACRO + FLEET + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",
