@@ -17,7 +17,8 @@ closed-form terms and their derivatives), :mod:`hod_dynamics.floating` (floating
 
 Names of earlier releases that moved into those modules still work here for one release,
 with a :class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning` naming the new place.
-:class:`Trajectory` and :func:`load_trajectory` (scipy) are imported on first use.
+:class:`Trajectory` and :func:`load_trajectory` (scipy) and :func:`analyze_bags` (the analysis of
+many recordings, :mod:`hod_dynamics.fleet`) are imported on first use.
 """
 
 from . import floating  # noqa: F401  hd.floating
@@ -45,18 +46,19 @@ __all__ = [
     "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",
     "SecondPartialsData",
     "frame_pose", "frame_jacobian",
-    "FrictionModel", "load_friction", "Trajectory", "load_trajectory",
+    "FrictionModel", "load_friction", "Trajectory", "load_trajectory", "analyze_bags",
     "HodDynamicsError", "InputError", "ModelError", "TrajectoryError", "HodDynamicsWarning",
 ]
 
 # imported on first use: scipy's splines cost more than the rest of the package together
 _LAZY = {"Trajectory": "hod_dynamics.trajectory:Trajectory",
-         "load_trajectory": "hod_dynamics.trajectory:load_trajectory"}
+         "load_trajectory": "hod_dynamics.trajectory:load_trajectory",
+         "analyze_bags": "hod_dynamics.fleet:analyze_bags"}
 _LAZY.update({name: f"hod_dynamics.{name}" for name in (
     "actuators", "analysis", "backend", "bag", "cli", "closed_form", "crba", "dynamics", "eom",
-    "errors", "forward", "friction", "jets", "kinematics", "model", "msgfields", "paper_examples",
+    "errors", "fleet", "forward", "friction", "jets", "kinematics", "model", "msgfields", "paper_examples",
     "partials", "plots", "recursive", "second_partials", "dispatch", "robots", "smoothing", "spatial", "timebase", "trajectory",
-    "trajectory_feedforward", "units", "urdf", "urdf_schema", "validation", "yamlfile")})
+    "trajectory_feedforward", "trends", "units", "urdf", "urdf_schema", "validation", "yamlfile")})
 
 # the names of earlier releases, kept for one release: application layers and families
 _MOVED = {
