@@ -17,8 +17,9 @@ closed-form terms and their derivatives), :mod:`hod_dynamics.floating` (floating
 
 Names of earlier releases that moved into those modules still work here for one release,
 with a :class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning` naming the new place.
-:class:`Trajectory` and :func:`load_trajectory` (scipy) and :func:`analyze_bags` (the analysis of
-many recordings, :mod:`hod_dynamics.fleet`) are imported on first use.
+:class:`Trajectory` and :func:`load_trajectory` (scipy) are imported on first use, and so is
+``hd.analyze_bags`` (the analysis of many recordings, :mod:`hod_dynamics.fleet`; an application
+layer, outside ``__all__``).
 """
 
 from . import floating  # noqa: F401  hd.floating
@@ -30,9 +31,11 @@ from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError
 from .floating import time_derivatives_floating
 from .forward import forward_dynamics
 from .friction import FrictionModel, load_friction
+from .inertia import inertial_parameters
 from .kinematics import frame_jacobian, frame_pose
 from .model import RobotModel
 from .partials import id_partials
+from .regressors import regressor, regressor_time_derivatives
 from .second_partials import (SecondPartialsData, id_partials_directional, id_second_order_rate,
                               id_second_partials)
 from .robots import load_robot, robot_path, shipped_robots
@@ -46,7 +49,8 @@ __all__ = [
     "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",
     "SecondPartialsData",
     "frame_pose", "frame_jacobian",
-    "FrictionModel", "load_friction", "Trajectory", "load_trajectory", "analyze_bags",
+    "FrictionModel", "load_friction", "Trajectory", "load_trajectory",
+    "inertial_parameters", "regressor", "regressor_time_derivatives",
     "HodDynamicsError", "InputError", "ModelError", "TrajectoryError", "HodDynamicsWarning",
 ]
 
@@ -55,10 +59,11 @@ _LAZY = {"Trajectory": "hod_dynamics.trajectory:Trajectory",
          "load_trajectory": "hod_dynamics.trajectory:load_trajectory",
          "analyze_bags": "hod_dynamics.fleet:analyze_bags"}
 _LAZY.update({name: f"hod_dynamics.{name}" for name in (
-    "actuators", "analysis", "backend", "bag", "cli", "closed_form", "crba", "dynamics", "eom",
-    "errors", "fleet", "forward", "friction", "jets", "kinematics", "model", "msgfields", "paper_examples",
-    "partials", "plots", "recursive", "second_partials", "dispatch", "robots", "smoothing", "spatial", "timebase", "trajectory",
-    "trajectory_feedforward", "trends", "units", "urdf", "urdf_schema", "validation", "yamlfile")})
+    "actuators", "analysis", "backend", "bag", "base_parameters", "cli", "closed_form", "crba", "dispatch",
+    "dynamics", "eom", "errors", "excitation", "fleet", "forward", "friction", "identification", "inertia", "jets",
+    "kinematics", "model", "msgfields", "paper_examples", "partials", "plots", "recursive", "regressors",
+    "robots", "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward",
+    "trends", "units", "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
 
 # the names of earlier releases, kept for one release: application layers and families
 _MOVED = {

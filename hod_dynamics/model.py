@@ -308,6 +308,15 @@ class RobotModel:
         kwargs["gravity"] = gravity
         return type(self)(**kwargs)
 
+    def with_inertial_parameters(self, pi):
+        """A copy of this model whose bodies have the inertial parameters ``pi``: (n_bodies,
+        10) or (10 n_bodies,), in the layout of :func:`hod_dynamics.inertial_parameters`
+        (kinematics, limits, names and friction unchanged). Raises InputError for a wrong
+        shape or a non-finite entry, ModelError for a negative mass."""
+        from .inertia import model_with_parameters
+
+        return model_with_parameters(self, pi)
+
     # -- derived, cached data -----------------------------------------------------------------
     @property
     def n_dof(self) -> int:
