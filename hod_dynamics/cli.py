@@ -506,6 +506,8 @@ def _dask_client(address):
         return Client(address, timeout=30, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise CommandError(f"--dask {address}: cannot connect to the scheduler ({' '.join(str(exc).split())})") from None
+
+
 # -- identify, excite ---------------------------------------------------------------------------
 def cmd_identify(args):
     """Identify the robot's inertial parameters (and joint friction) from recorded joint states
