@@ -424,13 +424,14 @@ def write_samples_csv(analysis, path, *, rows_per_write=65536):
 _QUANTITIES = [("tau", "tau", "N m"), ("tau_dot", "tau_dot", "N m/s"), ("tau_ddot", "tau_ddot", "N m/s^2")]
 
 
-def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, title="", timings=None):
-    """Write ``samples.csv``, ``summary.json``, the PNG plots (``tau.png`` model vs measured,
-    ``tau_dot.png``, ``tau_ddot.png`` up to the order, ``residual.png``, and with friction
-    ``friction.png``, the friction curves), ``friction.yaml`` when the friction was fitted,
-    and ``derived.mcap`` (see :func:`~hod_dynamics.bag.write_derived_bag`) into the folder
-    ``out``. ``timings``: a dict to receive the seconds spent on each kind of output. Returns
-    the list of paths written."""
+def write_report(analysis, out, *, plots=True, derived_bag=True, samples=True, progress=None, title="",
+                 timings=None):
+    """Write ``samples.csv`` (unless ``samples`` is False), ``summary.json``, the PNG plots
+    (``tau.png`` model vs measured, ``tau_dot.png``, ``tau_ddot.png`` up to the order,
+    ``residual.png``, and with friction ``friction.png``, the friction curves),
+    ``friction.yaml`` when the friction was fitted, and ``derived.mcap`` (see
+    :func:`~hod_dynamics.bag.write_derived_bag`) into the folder ``out``. ``timings``: a dict
+    to receive the seconds spent on each kind of output. Returns the list of paths written."""
     import os
     import time
 
@@ -445,6 +446,8 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, 
     from concurrent.futures import ThreadPoolExecutor
 
     os.makedirs(out, exist_ok=True)
+    if not samples:
+        return _write_others(analysis, out, plots, derived_bag, progress, title, lap)
     # samples.csv (hundreds of MB for a long recording) is formatted (compiled code, without
     # the GIL) and written to disk in a thread while the plots and the bag are made
     pool = ThreadPoolExecutor(max_workers=1)
@@ -538,7 +541,7 @@ class BagReport:
 
 def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", start=None, end=None,
                 trajectory_topic=None, order=2, actuators=None, smoothing=None, friction=None, plots=True,
-                derived_bag=True, progress=None, check=None, title=None):
+                derived_bag=True, samples=True, progress=None, check=None, title=None):
     """Read the bag at ``path``, analyse its joint states with ``model`` and, with ``out``, write
     the report there: what ``hod-dynamics analyze-bag`` does, as a function.
 
@@ -546,7 +549,8 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
     :func:`~hod_dynamics.bag.read_joint_states`; ``start``, ``end``: s after the first sample
     (None: unbounded); ``trajectory_topic``: the JointTrajectory topic of the plan or None;
     ``order``, ``actuators``, ``smoothing``, ``friction``: as for
-    :func:`analyze_joint_states`; ``plots``, ``derived_bag``: as for :func:`write_report`;
+    :func:`analyze_joint_states`; ``plots``, ``derived_bag``, ``samples``: as for
+    :func:`write_report`;
     ``progress``: None or ``progress(stage)`` returning the ``callback(done, total)`` of the
     stage ``"reading"``, ``"analysing"`` or ``"writing"``; ``check(states)``: called with the
     :class:`~hod_dynamics.bag.JointStates` before the analysis (e.g. to refuse a job that would
@@ -575,7 +579,7 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
         paths = ()
         if out is not None:
             name = os.path.basename(os.path.normpath(os.fspath(path)))
-            paths = tuple(write_report(analysis, out, plots=plots, derived_bag=derived_bag,
+            paths = tuple(write_report(analysis, out, plots=plots, derived_bag=derived_bag, samples=samples,
                                        progress=stage("writing"),
                                        title=f"{model.name}: {name}" if title is None else title))
     return BagReport(analysis, paths, tuple(warning_notes(caught)), seconds)

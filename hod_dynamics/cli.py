@@ -292,7 +292,8 @@ def cmd_analyze_bag(args):
     report = analyze_bag(args.bag, model, args.out, joint_states=args.joint_states, time_base=args.time_base,
                          start=args.start, end=args.end, trajectory_topic=args.trajectory_topic, order=args.order,
                          actuators=args.actuators, smoothing=args.smoothing, friction=args.friction, plots=plot,
-                         derived_bag=not args.no_derived_bag, progress=lambda stage: _Progress(stage, show),
+                         derived_bag=not args.no_derived_bag, samples=not args.no_samples_csv,
+                         progress=lambda stage: _Progress(stage, show),
                          check=check, title=f"{model.name}: {os.path.basename(args.bag)}")
     for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in report.warnings]:
         print(line)
@@ -428,6 +429,7 @@ def cmd_analyze_bags(args):
     time). A bag that cannot be analysed gets a row with its error; the others go on. A re-run
     with the same --out skips the bags complete with the same settings (--force redoes them);
     Ctrl-C stops and leaves the table of what finished."""
+    from .errors import HodDynamicsWarning, URDFExtensionWarning
     from .fleet import analyze_bags
 
     if args.workers is not None and args.dask:
@@ -445,7 +447,8 @@ def cmd_analyze_bags(args):
             warnings.simplefilter("always", HodDynamicsWarning)
             frame = analyze_bags(args.bags, _urdf_spec(args.urdf), args.out, friction=args.friction,
                                  time_base=args.time_base, order=args.order, joint_states=args.joint_states,
-                                 plots=plot, derived_bag=not args.no_derived_bag, workers=args.workers,
+                                 plots=plot, derived_bag=not args.no_derived_bag,
+                                 samples_csv=not args.no_samples_csv, workers=args.workers,
                                  client=client, force=args.force, progress=progress, false_alarm=args.false_alarm,
                                  drift_change=args.drift_change / 100.0, model_kwargs=model_kwargs)
     except KeyboardInterrupt:
@@ -729,6 +732,7 @@ def build_parser():
                                   "(repeat the flag)")
     bag.add_argument("--no-plot", action="store_true", help="skip the PNG plots (no matplotlib needed)")
     bag.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap")
+    bag.add_argument("--no-samples-csv", action="store_true", help="skip samples.csv")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     bag.set_defaults(func=cmd_analyze_bag)
     bags = sub.add_parser("analyze-bags", help="many bags in parallel (local processes or a Dask cluster), one "
@@ -765,6 +769,9 @@ def build_parser():
     _add_description_options(bags, "lock a joint the bags do not record at VALUE rad (m) (repeat the flag)")
     bags.add_argument("--no-plot", action="store_true", help="skip the PNG plots (per bag and trends.png)")
     bags.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap of each bag")
+    bags.add_argument("--no-samples-csv", action="store_true",
+                      help="skip samples.csv of each bag (with --no-derived-bag, a 10-minute 1 kHz bag leaves a few "
+                           "MB instead of more than 1 GB)")
     bags.add_argument("--no-progress", action="store_true", help="no progress bar or lines on stderr")
     bags.set_defaults(func=cmd_analyze_bags)
     _add_identify(sub)

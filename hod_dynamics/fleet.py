@@ -114,11 +114,12 @@ class Options:
     joint_states: Optional[str] = None
     plots: bool = True
     derived_bag: bool = True
+    samples_csv: bool = True
     smoothing: Optional[float] = None
 
     def settings(self):
         return dict(order=self.order, time_base=self.time_base, joint_states=self.joint_states, plots=self.plots,
-                    derived_bag=self.derived_bag, smoothing=self.smoothing)
+                    derived_bag=self.derived_bag, samples_csv=self.samples_csv, smoothing=self.smoothing)
 
 
 def is_url(path):
@@ -367,6 +368,7 @@ def _analyse(local, task, staging, options):
     return analyze_bag(local, robot.model, staging, joint_states=options.joint_states, time_base=options.time_base,
                        order=options.order, smoothing=options.smoothing, friction=robot.friction,
                        plots=options.plots and _has_matplotlib(), derived_bag=options.derived_bag,
+                       samples=options.samples_csv,
                        title=f"{robot.name}: {task.name}")
 
 
@@ -531,7 +533,7 @@ class Progress:
 
 
 def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="auto", order=2, joint_states=None,
-                 smoothing=None, plots=True, derived_bag=True, workers=None, client=None, force=False,
+                 smoothing=None, plots=True, derived_bag=True, samples_csv=True, workers=None, client=None, force=False,
                  progress=None, trends=True, false_alarm=None, drift_change=None, model_kwargs=None,
                  as_arrow=False):
     """Analyse every bag of ``paths`` as :func:`~hod_dynamics.analysis.analyze_bag` does, in
@@ -548,8 +550,8 @@ def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="au
     ``drift_change`` its thresholds).
 
     ``friction``: None, ``"fit"``, ``"urdf"`` or a friction file / mapping; ``time_base``,
-    ``order``, ``joint_states``, ``smoothing``, ``plots``, ``derived_bag``: as for
-    ``analyze_bag``. ``client``: a ``distributed.Client`` to run on (its cluster); None
+    ``order``, ``joint_states``, ``smoothing``, ``plots``, ``derived_bag``, ``samples_csv``
+    (``samples`` there): as for ``analyze_bag``. ``client``: a ``distributed.Client`` to run on (its cluster); None
     starts a ``LocalCluster`` of ``workers`` processes (default: the CPUs of this machine) on
     127.0.0.1 for the run; ``workers=0`` runs the bags one after another in this process (no
     Dask; for debugging). ``force``: redo bags whose outputs an earlier run completed.
@@ -573,7 +575,7 @@ def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="au
     if client is not None and workers is not None:
         raise InputError("give workers (a local cluster) or client (an existing cluster), not both")
     options = Options(order=order, time_base=time_base, joint_states=joint_states, plots=bool(plots),
-                      derived_bag=bool(derived_bag), smoothing=smoothing)
+                      derived_bag=bool(derived_bag), samples_csv=bool(samples_csv), smoothing=smoothing)
     bags = expand_bags([paths] if isinstance(paths, (str, os.PathLike)) else list(paths))
     names = bag_names(bags)
     robots = robots_for(model_or_urdf, names, bags, friction=friction, model_kwargs=model_kwargs)

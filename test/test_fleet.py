@@ -133,13 +133,17 @@ def test_each_bag_folder_holds_what_analyze_bag_writes_and_the_same_numbers(flee
         assert rows.loc[joint, "residual_rms"] == e["residual_rms"]
         assert rows.loc[joint, "coulomb"] == alone["friction"]["joints"][joint]["coulomb"]
         assert rows.loc[joint, "coulomb_se"] == alone["friction"]["joints"][joint]["coulomb_se"]
+    slim = tmp_path / "slim"
+    assert cli.main(["analyze-bag", str(bag), "--urdf", LWR4, "--out", str(slim), "--friction", "fit",
+                     "--no-plot", "--no-derived-bag", "--no-samples-csv", "--no-progress"]) == 0
+    assert sorted(os.listdir(slim)) == ["friction.yaml", "summary.json"]
     # a bag that failed on its input has a folder with its row only; no staging debris
     assert os.listdir(out / "iiwa14_corrupt") == [fleet.ROWS]
     assert not os.path.exists(out / fleet.STAGING)
 
 
 def test_a_rerun_skips_the_complete_bags_and_force_or_a_changed_bag_redoes_them(fleet_bags, dask_run, cluster,
-                                                                                 tmp_path):
+                                                                                 tmp_path, capsys):
     from distributed import Client
 
     out, first = dask_run
@@ -153,6 +157,14 @@ def test_a_rerun_skips_the_complete_bags_and_force_or_a_changed_bag_redoes_them(
         again = run()
         assert seen[-1] == (14, 14, 0)                # nothing analysed: all 14 complete
         assert_same_table(first, again)
+    # the command line on the cluster by its address (--dask): the same
+    assert cli.main(["analyze-bags", str(fleet_bags / "*"), "--urdf", "iiwa14_*=iiwa14", "--urdf", f"kuka-lwr_*={LWR4}",
+                     "--out", str(copy), "--friction", "fit", "--dask", cluster.scheduler_address, "--no-plot",
+                     "--no-derived-bag"]) == 0
+    assert "14 of 14 bags complete from an earlier run with the same settings (--force redoes them)" in \
+        capsys.readouterr().err
+    assert_same_table(first, fleet.read_table(str(copy)))
+    with Client(cluster.scheduler_address) as client:
         os.utime(fleet_bags / "iiwa14_03" / "iiwa14_03.mcap")     # the recording was written again
         seen.clear()
         run()
@@ -160,9 +172,11 @@ def test_a_rerun_skips_the_complete_bags_and_force_or_a_changed_bag_redoes_them(
         seen.clear()
         run(force=True)
         assert seen[-1] == (14, 0, 14)
-        seen.clear()
-        run(time_base="header")                       # other settings: every bag again
-        assert seen[-1] == (14, 0, 14)
+    # other settings: the bags again (two of them here)
+    seen.clear()
+    hd.analyze_bags([str(fleet_bags / "iiwa14_00"), str(fleet_bags / "iiwa14_01")], MAPPING, str(copy), workers=0,
+                    time_base="header", progress=lambda p: seen.append((p.done, p.skipped, p.analysed)), **FAST)
+    assert seen[-1] == (2, 0, 2)
 
 
 def _kill_a_busy_worker(client, killed):
