@@ -7,11 +7,16 @@ with one warning saying so (:class:`NumbaUnavailableWarning`); the environment v
 ``HOD_DYNAMICS_BACKEND`` (``auto``, ``numba`` or ``numpy``) overrides the default, a
 ``backend=`` keyword overrides both.
 
-numba compiles the kernels on their first use after an install (10 to 30 s) and caches the
+numba compiles the kernels on their first use after an install (5 to 30 s each) and caches the
 machine code on disk (``__pycache__`` beside the module, or numba's user-wide cache when the
-install is read-only), so later processes load it in well under a second.
-:func:`kernels_cached` tells beforehand whether a first use will compile, so that programs can
-announce the wait (:func:`compile_notice`).
+install is read-only), so later processes load it in well under a second. Just before it
+compiles one, the library says so, once per kernel and process: a
+:class:`~hod_dynamics.errors.KernelCompileWarning` naming the kernel, why and about how long
+(a listener on numba's ``numba:compile`` event, which numba broadcasts only when the code is
+not in its cache; it costs nothing on later calls). A program that reports in its own way
+(the command line, a node's log) routes the notices with :func:`compile_notices`.
+:func:`kernels_cached` and :func:`compile_notice` tell beforehand whether a first use will
+compile.
 
 The compiled kernels release the GIL; large batches are split into chunks computed by
 ``HOD_DYNAMICS_THREADS`` threads (default: the CPUs this process may run on; 1 disables it).
@@ -20,15 +25,17 @@ The compiled kernels release the GIL; large batches are split into chunks comput
 import contextlib
 import importlib.util
 import os
+import sys
 import threading
 import warnings
+from contextlib import contextmanager
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
 
 from .deprecation import module_getattr
-from .errors import InputError, NumbaUnavailableWarning
+from .errors import InputError, KernelCompileWarning, NumbaUnavailableWarning
 
 BACKENDS = ("auto", "numba", "numpy")
 ENV_VAR = "HOD_DYNAMICS_BACKEND"
@@ -36,7 +43,7 @@ THREADS_ENV_VAR = "HOD_DYNAMICS_THREADS"
 MIN_CHUNK = 1024  # samples: below this a thread hand-off costs more than it saves
 
 
-COMPILE_NOTICE = "compiling kernels, first use after install, ~30 s (cached for later runs)"
+COMPILE_NOTICE = "compiling kernels, first use after install"  # how every notice starts
 
 
 @lru_cache(maxsize=1)
@@ -49,38 +56,185 @@ def kernels():
                       "path, about 100x slower for single samples (reinstall numba to fix)",
                       NumbaUnavailableWarning, stacklevel=2)
         return None
+    _listen_for_compiles()
     return _kernels
 
 
-# the kernels' entry points: the helpers they call are compiled into them
-_ENTRY_POINTS = {"rnea": ("_kernels", ("rnea_jets",)),
-                 "partials": ("_partials_kernels", ("first_partials", "second_partials",
-                                                 "second_partials_one")),
-                 "regressor": ("_regressor_kernels", ("regressor_jets",))}
+# The compiled entry points, grouped by the public functions they serve: (module, names),
+# what the notice names, and about how long numba takes to compile them (CPU seconds on a
+# 2-core x86-64 computer). The helpers they call are compiled into them; the first name of a
+# group is the one a first call compiles (kernels_cached looks at it).
+KERNEL_GROUPS = {
+    "time_derivatives": ("_kernels", ("rnea_jets", "rnea_jets_general"),
+                         "time_derivatives and inverse_dynamics", 15),
+    "floating": ("_kernels", ("rnea_floating",),
+                 "time_derivatives and inverse_dynamics of floating-base models", 15),
+    "id_partials": ("_partials_kernels", ("first_partials",),
+                    "id_partials (also used by gravity_torques, coriolis_matrix, forward_dynamics)", 5),
+    "id_second_partials": ("_partials_kernels", ("second_partials_one", "second_partials"),
+                           "id_second_partials", 30),
+    "regressor": ("_regressor_kernels", ("regressor_jets",),
+                  "the regressors (regressor, regressor_time_derivatives) of identification", 5),
+}
+_ALIASES = {"rnea": ("time_derivatives",), "partials": ("id_partials", "id_second_partials")}
+_GROUP_OF = {(f"{__package__}.{module}", name): group
+             for group, (module, names, _, _) in KERNEL_GROUPS.items() for name in names}
 
 
-def kernels_cached(which="rnea"):
-    """True when numba's disk cache holds the machine code of the kernels ``which``
-    (``"rnea"``: tau and its time derivatives; ``"partials"``: first- and second-order
-    partials; ``"regressor"``: the regressor and its time derivatives), so that their first
-    use in this process loads it rather than compiling; False when it will compile; None when
-    numba cannot run or its cache cannot be inspected."""
+def _groups(which):
+    """The kernel groups ``which`` names (None: all); InputError for an unknown name."""
+    if which is None:
+        return tuple(KERNEL_GROUPS)
+    if which in _ALIASES:
+        return _ALIASES[which]
+    if which not in KERNEL_GROUPS:
+        raise InputError(f"which must be one of {sorted(KERNEL_GROUPS)} or None, got {which!r}")
+    return (which,)
+
+
+def kernels_cached(which=None):
+    """True when numba's disk cache holds the machine code of the kernels ``which`` (a key of
+    :data:`KERNEL_GROUPS`: ``"time_derivatives"``, ``"floating"``, ``"id_partials"``,
+    ``"id_second_partials"``, ``"regressor"``; None: all of them), so that their first use in this process loads
+    it rather than compiling; False when a first use will compile; None when numba cannot run
+    or its cache cannot be inspected."""
+    groups = _groups(which)
     if kernels() is None:
         return None
-    module_name, names = _ENTRY_POINTS[which]
-    module = {"_kernels": kernels, "_partials_kernels": partials_kernels,
-              "_regressor_kernels": regressor_kernels}[module_name]()
     try:  # numba's cache index: empty when missing, stale (source rewritten) or of another numba
-        return all(bool(getattr(module, name)._cache._cache_file._load_index()) for name in names)
-    except Exception:  # a private layout of numba's that changed: cannot tell
+        return all(bool(_dispatcher(group)._cache._cache_file._load_index()) for group in groups)
+    except Exception:  # a private layout of numba's that changed, or no disk cache: cannot tell
         return None
 
 
-def compile_notice(which="rnea"):
-    """:data:`COMPILE_NOTICE` when the first use of the kernels ``which`` in this process will
-    compile them (see :func:`kernels_cached`), else None: what a program prints or logs once
-    before that first use."""
-    return COMPILE_NOTICE if resolve_backend() == "numba" and kernels_cached(which) is False else None
+def _dispatcher(group):
+    """The entry point a first use of the kernel group compiles."""
+    module, names, _, _ = KERNEL_GROUPS[group]
+    loader = {"_kernels": kernels, "_partials_kernels": partials_kernels,
+              "_regressor_kernels": regressor_kernels}[module]
+    return getattr(loader(), names[0])
+
+
+def compile_notice(which=None):
+    """The line that announces the compile of the kernels ``which`` (see :func:`kernels_cached`;
+    None: every kernel not in numba's cache) when a first use in this process will compile
+    them, else None. The library issues it by itself just before compiling (see
+    :func:`compile_notices`); this tells beforehand."""
+    if resolve_backend() != "numba":
+        return None
+    pending = [group for group in _groups(which) if group not in _announced and kernels_cached(group) is False]
+    if not pending:
+        return None
+    return _notice(pending, cached=True)
+
+
+def _notice(groups, cached):
+    """The text of a compile notice for the kernel groups ``groups``."""
+    parts = "; ".join(f"{KERNEL_GROUPS[g][2]}, about {KERNEL_GROUPS[g][3]} s" for g in groups)
+    later = ("numba caches the machine code: later runs load it in under a second" if cached else
+             "no writable cache location: every new process compiles them again")
+    return (f"{COMPILE_NOTICE}: {parts} (numba turns them into machine code, 10 to 100 times "
+            f"faster than the numpy path; {later})")
+
+
+_announced = set()  # kernel groups whose compile was announced in this process
+_notice_state = threading.local()  # .depth: nesting of numba compiles; .handler: see compile_notices
+
+
+@contextmanager
+def compile_notices(handler):
+    """In this thread, send the compile notices to ``handler(text)`` instead of issuing a
+    :class:`~hod_dynamics.errors.KernelCompileWarning` (the command line prints them, a node
+    logs them). Restores the previous routing on exit."""
+    previous = getattr(_notice_state, "handler", None)
+    _notice_state.handler = handler
+    try:
+        yield
+    finally:
+        _notice_state.handler = previous
+
+
+def _announce(dispatcher):
+    """Issue the notice of the kernel group of ``dispatcher``, once per process."""
+    group = _GROUP_OF.get((dispatcher.py_func.__module__, dispatcher.py_func.__name__))
+    if group is None or group in _announced:
+        return
+    _announced.add(group)
+    from numba.core.caching import NullCache
+
+    text = _notice([group], cached=not isinstance(dispatcher._cache, NullCache))
+    handler = getattr(_notice_state, "handler", None)
+    if handler is not None:
+        handler(text)
+        return
+    frame = _caller_frame()
+    try:
+        if frame is None:
+            warnings.warn(text, KernelCompileWarning, stacklevel=2)
+        else:  # at the user's line (warn_explicit: it may be on another thread's stack)
+            warnings.warn_explicit(text, KernelCompileWarning, frame.f_code.co_filename, frame.f_lineno,
+                                   module=frame.f_globals.get("__name__", "sys"),
+                                   registry=frame.f_globals.setdefault("__warningregistry__", {}))
+    except Warning:  # made an error by a filter: a notice is no fault, the call goes on
+        pass
+
+
+_INTERNAL = None  # files of the frames between a user's call and the notice
+
+
+def _caller_frame():
+    """The user's frame whose call compiles: the first frame outside this package, numba and
+    the standard library's thread and context helpers on this thread's stack; when a worker
+    thread of a large batch compiles (its stack holds no user frame), on the main thread's
+    stack, where the user's call waits. None when there is none."""
+    global _INTERNAL
+    if _INTERNAL is None:
+        import concurrent.futures
+        import contextlib
+
+        import numba
+
+        _INTERNAL = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
+                     os.path.dirname(os.path.abspath(numba.__file__)) + os.sep,
+                     os.path.dirname(os.path.abspath(concurrent.futures.__file__)) + os.sep,
+                     os.path.abspath(contextlib.__file__), os.path.abspath(threading.__file__))
+    stacks = [sys._getframe(1)]
+    if threading.current_thread() is not threading.main_thread():
+        stacks.append(sys._current_frames().get(threading.main_thread().ident))
+    for frame in stacks:
+        while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_INTERNAL):
+            frame = frame.f_back
+        if frame is not None:
+            return frame
+    return None
+
+
+_listening = []
+
+
+def _listen_for_compiles():
+    """Register (once) the listener that announces compiles; numba broadcasts ``numba:compile``
+    only after missing its cache, just before compiling."""
+    if _listening:
+        return
+    from numba.core import event
+
+    class _CompileListener(event.Listener):
+        def on_start(self, evt):
+            depth = getattr(_notice_state, "depth", 0)
+            _notice_state.depth = depth + 1
+            if depth == 0:  # a kernel's own compile, not that of a helper it calls
+                try:
+                    _announce(evt.data["dispatcher"])
+                except BaseException:  # the compile does not start: no on_end will come
+                    _notice_state.depth = depth
+                    raise
+
+        def on_end(self, evt):
+            _notice_state.depth = max(0, getattr(_notice_state, "depth", 1) - 1)
+
+    event.register("numba:compile", _CompileListener())
+    _listening.append(True)
 
 
 @lru_cache(maxsize=1)
@@ -89,6 +243,7 @@ def partials_kernels():
     call it when :func:`resolve_backend` chose numba."""
     from . import _partials_kernels
 
+    _listen_for_compiles()
     return _partials_kernels
 
 
@@ -98,6 +253,7 @@ def regressor_kernels():
     when :func:`resolve_backend` chose numba."""
     from . import _regressor_kernels
 
+    _listen_for_compiles()
     return _regressor_kernels
 
 
@@ -192,7 +348,7 @@ def requested_backend():
         raise InputError(f"{ENV_VAR} must be one of {BACKENDS}, got {backend!r}")
     installed = kernels.cache_info().currsize or importlib.util.find_spec("numba") is not None
     if backend == "numba" and not installed:
-        raise InputError(f"{ENV_VAR}='numba' needs the numba package (pip install \"hod_dynamics[fast]\")")
+        raise InputError(f"{ENV_VAR}='numba' needs the numba package (pip install numba)")
     return "numba" if backend != "numpy" and installed else "numpy"
 
 

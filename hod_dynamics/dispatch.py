@@ -44,7 +44,8 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     if compiled and not wrenches:
         direct = is_kernel_array(qjet) and not model.floating and qjet.shape[-2:] == (rows, n)
         # the common call goes to the kernel as it is (the kernel tests finiteness)
-        jet = qjet if direct else check_jet(model, qjet, rows, finite=False)
+        jet = qjet if direct else check_jet(model, qjet, rows, finite=False, what="time_derivatives",
+                                            result=(order + 1) * n)
         batch = jet.shape[:-2]
         B = batch_size(batch)
         if B < 2 * MIN_CHUNK:  # the fast path: not worth threads, one kernel call
@@ -57,7 +58,7 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
                 _name_non_finite(model, qjet, rows)
             return out
     else:
-        jet = check_jet(model, qjet, rows, finite=not compiled)
+        jet = check_jet(model, qjet, rows, finite=not compiled, what="time_derivatives", result=(order + 1) * n)
         batch = jet.shape[:-2]
     flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
     out, _ = recursion(model, flat, order + 1, batch, wrenches, compiled,

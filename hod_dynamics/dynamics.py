@@ -45,7 +45,8 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None, backend
         if fric is not None:   # the joint rows; v = (base twist, joint rates)
             tau[..., 6:] += fric.torque(np.asarray(qd, dtype=float)[..., 6:])
         return tau
-    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd)
+    # the result: the stacked jet and tau
+    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd, what="inverse_dynamics", result=4 * model.n_dof)
     jet = np.stack([q, qd, qdd], axis=-2)
     tau = time_derivatives_recursive(model, jet, 0, wrenches, backend)[..., 0, :]
     return tau if fric is None else tau + fric.torque(jet[..., 1, :])

@@ -86,7 +86,7 @@ def dask_run(fleet_bags, cluster, tmp_path_factory):
 
 def test_a_dask_cluster_on_loopback_gives_the_local_pools_table_row_for_row(fleet_bags, dask_run, tmp_path, capsys):
     out, on_cluster = dask_run
-    assert cli.main(["analyze-bags", str(fleet_bags / "*"), "--urdf", f"iiwa14_*=iiwa14", "--urdf",
+    assert cli.main(["analyze-bags", str(fleet_bags / "*"), "--urdf", "iiwa14_*=iiwa14", "--urdf",
                      f"kuka-lwr_*={LWR4}", "--out", str(tmp_path), "--friction", "fit", "--workers", "2",
                      "--no-plot", "--no-derived-bag"]) == 0
     captured = capsys.readouterr()
