@@ -560,7 +560,7 @@ def _dask_client(address):
     try:
         from distributed import Client
     except ImportError:
-        raise CommandError("--dask needs Dask distributed: pip install 'hod_dynamics[fleet]'") from None
+        raise CommandError("--dask needs Dask distributed: pip install 'dask[distributed]' pandas (the fleet extra)") from None
     _reachable(address)
     try:
         return Client(address, timeout=30, set_as_default=False)

@@ -175,7 +175,7 @@ def _fsspec():
     try:
         import fsspec
     except ImportError:
-        raise InputError("URLs of bags need fsspec: pip install 'hod_dynamics[fleet]'") from None
+        raise InputError("URLs of bags need fsspec: pip install fsspec (Dask distributed brings it)") from None
     return fsspec
 
 
@@ -749,8 +749,8 @@ def local_cluster(workers=None):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
-        raise InputError("analysing bags in parallel needs Dask distributed: pip install 'hod_dynamics[fleet]' "
-                         "(or workers=0 for one bag after another)") from None
+        raise InputError("analysing bags in parallel needs Dask distributed: pip install 'dask[distributed]' pandas "
+                         "(the fleet extra), or workers=0 for one bag after another") from None
     cpus = compute_threads()
     workers = cpus if workers is None else workers
     env = {THREADS_ENV_VAR: os.environ.get(THREADS_ENV_VAR) or str(max(1, cpus // workers))}
@@ -810,7 +810,7 @@ def _pandas():
     try:
         import pandas
     except ImportError:
-        raise InputError("the fleet table needs pandas and pyarrow: pip install 'hod_dynamics[fleet]'") from None
+        raise InputError("the fleet table needs pandas: pip install pandas (with Dask distributed, the fleet extra)") from None
     return pandas
 
 
