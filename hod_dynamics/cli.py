@@ -481,10 +481,11 @@ def cmd_analyze_bags(args):
     with the same --out skips the bags complete with the same settings (--force redoes them);
     Ctrl-C stops and leaves the table of what finished."""
     from .errors import HodDynamicsWarning, URDFExtensionWarning
-    from .fleet import analyze_bags
+    from .fleet import analyze_bags, require
 
     if args.workers is not None and args.dask:
         raise CommandError("--workers and --dask exclude each other: the cluster has its own workers")
+    require(serial=args.workers == 0)       # before anything is created
     model_kwargs = dict(root_link=args.root, tip_links=args.tip, locked_joints=_parse_locks(args.lock),
                         strict=not args.lenient, xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
     _output_folder(args.out)
@@ -522,9 +523,7 @@ def cmd_analyze_bags(args):
             print(f"warning: {w.message}", file=sys.stderr)
     bags = frame.drop_duplicates("bag")
     failed = bags[bags["status"] != "ok"]
-    print(f"{len(bags)} bags: {len(bags) - len(failed)} analysed, {len(failed)} not")
-    for row in failed.itertuples():
-        print(f"  {row.bag}: {row.status}")
+    print(f"{len(bags)} bags: {len(bags) - len(failed)} analysed, {len(failed)} not (listed in the summary)")
     from .trends import FIGURE, SUMMARY, TABLE as TRENDS
 
     with open(os.path.join(args.out, SUMMARY), encoding="utf-8") as fh:
@@ -557,15 +556,14 @@ def _reachable(address):
 
 def _dask_client(address):
     """A distributed.Client connected to the scheduler at ``address`` (tcp://host:8786)."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise CommandError("--dask needs Dask distributed: pip install 'dask[distributed]' pandas (the fleet extra)") from None
+    from distributed import Client
+
     _reachable(address)
     try:
         return Client(address, timeout=30, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
-        raise CommandError(f"--dask {address}: cannot connect to the scheduler ({' '.join(str(exc).split())})") from None
+        detail = " ".join(str(exc).split())
+        raise CommandError(f"--dask {address}: cannot connect to the scheduler ({detail})") from None
 
 
 # -- identify, excite ---------------------------------------------------------------------------

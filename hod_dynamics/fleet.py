@@ -567,6 +567,7 @@ def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="au
     from . import __version__
     from .timebase import MODES
 
+    require(workers == 0 or client is not None)
     if time_base not in MODES:
         raise InputError(f"time base must be one of {list(MODES)}, got {time_base!r}")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer))
@@ -806,11 +807,25 @@ def _joint_units(robots):
 
 
 # -- the table ----------------------------------------------------------------------------------
+def require(serial=False):
+    """Raise InputError naming what the fleet analysis lacks (pandas; Dask distributed unless
+    ``serial``: the bags run in this process or on a client given), and how to install it."""
+    import importlib.util
+
+    needed = ["pandas"] + ([] if serial else ["distributed"])
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        names = " and ".join("Dask distributed" if m == "distributed" else m for m in missing)
+        raise InputError(f"analysing many bags needs {names}: pip install 'dask[distributed]' pandas (the "
+                         "fleet extra of hod_dynamics)")
+
+
 def _pandas():
     try:
         import pandas
     except ImportError:
-        raise InputError("the fleet table needs pandas: pip install pandas (with Dask distributed, the fleet extra)") from None
+        raise InputError("the fleet table needs pandas: pip install pandas (with Dask distributed, the fleet "
+                         "extra)") from None
     return pandas
 
 

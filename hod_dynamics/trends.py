@@ -120,18 +120,20 @@ def series_trend(robot, joint, quantity, times, values, se=None, names=None, *, 
     outliers = tuple(nm for nm, k in zip(names, keep) if not k)
     x, y, s = x[keep], y[keep], None if s is None else s[keep]
     kept = [tm for tm, k in zip(times, keep) if k]
+    if len(y) < 3 or np.ptp(x) == 0:
+        return Trend(**base, outliers=outliers, reason="too few bags left beside the outliers")
     a, b, xm, b_se, _ = line_fit(x, y, s)
     dof = len(y) - 2
-    ratio = b / b_se if b_se > 0 else (np.inf if b != 0 else 0.0)
-    p = float(2 * student.sf(abs(ratio), dof)) if np.isfinite(ratio) else 0.0
+    ratio = b / b_se if b_se > 0 else (np.inf if b != 0 else 0.0)     # NaN stays NaN: never moved
+    p = float(2 * student.sf(abs(ratio), dof)) if np.isfinite(ratio) else (0.0 if np.isinf(ratio) else np.nan)
     span = float(np.ptp(x))
     level = a + b * ((x.min() + x.max()) / 2 - xm)
     rel = abs(b) * span / abs(level) if level != 0 else np.inf
     first, last = a + b * (x.min() - xm), a + b * (x.max() - xm)
     moved = bool(p < alpha and rel >= change)
     return Trend(**base | {"bags": len(y)}, start=min(kept), end=max(kept), level=float(level), slope=float(b),
-                 slope_se=float(b_se), ratio=float(ratio), p=p, alpha=float(alpha), change=float(np.sign(b) * rel), first=float(first),
-                 last=float(last), outliers=outliers, moved=moved)
+                 slope_se=float(b_se), ratio=float(ratio), p=p, alpha=float(alpha), change=float(np.sign(b) * rel),
+                 first=float(first), last=float(last), outliers=outliers, moved=moved)
 
 
 def _inliers(x, y, se):

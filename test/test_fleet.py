@@ -110,7 +110,8 @@ def test_a_dask_cluster_on_loopback_gives_the_local_pools_table_row_for_row(flee
     # the command line: one plain line per bag (stderr is not a terminal), the summary on stdout
     lines = [ln for ln in captured.err.splitlines() if ln.startswith("[")]
     assert len(lines) == 14 and lines[-1].startswith("[14/14] ")
-    assert "14 bags: 11 analysed, 3 not" in captured.out and f"wrote {tmp_path / 'fleet.parquet'}" in captured.out
+    assert "14 bags: 11 analysed, 3 not (listed in the summary)" in captured.out
+    assert f"wrote {tmp_path / 'fleet.parquet'}" in captured.out
     # the table as written: pyarrow's schema, UTC times
     import pyarrow.parquet as pq
 
@@ -336,6 +337,12 @@ def test_the_threshold_separates_a_drift_from_the_noise_of_single_bags():
     few = series(0.10, 0.01 / 42, n=3)
     assert not few.moved and few.p > 0.01 / 42
     assert series(0.0, 0.01, n=2).reason == "2 bags: a trend needs 3 or more"
+    # without standard errors the scatter alone: a noiseless line is sure, a constant never moves
+    times = [t0 + pd.Timedelta(days=7 * k) for k in range(5)]
+    exact = trends.series_trend("r", "j", "residual_rms", times, 1.0 + 0.1 * np.arange(5), None, alpha=1e-6)
+    assert exact.moved and exact.p < 1e-30 and abs(exact.slope - 0.1) < 1e-12
+    flat = trends.series_trend("r", "j", "viscous", times, np.zeros(5), None, alpha=0.5)
+    assert not flat.moved
 
 
 def test_urls_mappings_with_robot_names_and_bag_names(fleet_bags, dask_run, tmp_path):
