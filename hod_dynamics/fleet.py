@@ -7,8 +7,10 @@ renames that folder to ``out/<bag>/`` when everything is written, with ``fleet_r
 (the bag's rows of the table) inside: a folder named after a bag is always complete, and a
 worker killed while writing leaves only staging debris, removed by the next run. Only the
 rows (a few hundred bytes a joint) travel back. The driver gathers them into
-``out/fleet.parquet``: one row per bag and joint (:data:`COLUMNS`), or one row per bag that
-could not be analysed, its ``status`` the one-line error.
+``out/fleet.parquet``: one row per bag and joint (:data:`~hod_dynamics.fleet_table.COLUMNS`), or
+one row per bag that could not be analysed, its ``status`` the one-line error. Which bags and
+models: :mod:`hod_dynamics.fleet_inputs`; the table: :mod:`hod_dynamics.fleet_table`; its
+trends: :mod:`hod_dynamics.trends`.
 
 The engine is Dask distributed: without a client, a ``LocalCluster`` of worker processes on
 this machine (its scheduler on 127.0.0.1, no dashboard); with one, the cluster it is connected
@@ -23,13 +25,8 @@ bags that failed for another reason (a dead worker, a network error) are tried a
 """
 
 import contextlib
-import fnmatch
-import glob
-import hashlib
 import json
 import os
-import pickle
-import posixpath
 import shutil
 import time
 import uuid
@@ -39,57 +36,18 @@ from typing import Optional
 import numpy as np
 
 from .errors import HodDynamicsError, InputError
+from .fleet_inputs import (Robot, bag_names, bag_stamp, expand_bags, joint_units, local_bag,  # noqa: F401
+                           robots_for)
+from .fleet_table import (COLUMNS, TABLE, error_row, one_line, read_table, require,  # noqa: F401 (the table's API)
+                          rows_to_frame, table_rows, table_to_arrow, write_table)
 
-TABLE = "fleet.parquet"
 ROWS = "fleet_rows.json"       # in out/<bag>/, written last: the bag's outputs are complete
 STAGING = ".staging"           # out/.staging/: bags being written
 LOCK = ".analyze-bags.lock"    # one run at a time per output folder
-BAG_SUFFIXES = (".mcap", ".db3", ".bag")
 TABLE_EVERY = 30.0             # s: the driver rewrites the table at most this often during a run
-FRICTION_KEYS = ("coulomb", "viscous", "offset")
-
-#: The table's columns: (name, pyarrow type name, meaning).
-COLUMNS = (
-    ("bag", "string", "the bag's name: its output folder out/<bag>/"),
-    ("path", "string", "the bag as given (path or URL)"),
-    ("robot", "string", "the robot: the model's name, or the name the --urdf mapping gives"),
-    ("joint", "string", "the model joint (null in the row of a bag that could not be analysed)"),
-    ("start", "timestamp[ns, UTC]", "time of the first sample (the recording's clock, as UTC)"),
-    ("duration_s", "float64", "first to last sample, s"),
-    ("samples", "int64", "samples analysed"),
-    ("residual_rms", "float64", "RMS of model tau (with friction when used) - measured effort, N m or N"),
-    ("rigid_residual_rms", "float64", "the same for the rigid-body model alone"),
-    ("effort_rms", "float64", "RMS of the measured effort"),
-    ("effort_range", "float64", "max - min of the measured effort"),
-    ("coulomb", "float64", "friction: Coulomb level (fitted or given), N m or N"),
-    ("coulomb_se", "float64", "its standard error (fitted friction only)"),
-    ("viscous", "float64", "friction: viscous coefficient, N m s/rad or N s/m"),
-    ("viscous_se", "float64", "its standard error"),
-    ("offset", "float64", "friction: constant offset, N m or N"),
-    ("offset_se", "float64", "its standard error"),
-    ("status", "string", "ok, or the one-line error of the bag"),
-    ("time_base", "string", "the sample times used: grid, header, receive or index"),
-    ("notes", "string", "the analysis's notes, '; '-separated"),
-)
 
 
 # -- what a run is given ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Robot:
-    """The model a group of bags is analysed with: ``model`` (:class:`RobotModel`), ``name``
-    (the table's ``robot``), ``source`` (where the model came from, for the messages) and
-    ``friction`` (None, ``"fit"``, ``"urdf"`` or a :class:`~hod_dynamics.friction.FrictionModel`)."""
-
-    model: object
-    name: str
-    source: str
-    friction: object = None
-
-    def fingerprint(self):
-        """A digest of everything about this robot that changes a bag's outputs."""
-        return hashlib.sha256(pickle.dumps((self.model, self.name, self.friction), protocol=4)).hexdigest()
-
-
 @dataclass(frozen=True)
 class BagTask:
     """One bag: ``path`` (local path or URL), ``name`` (its folder out/<name>), ``robot``
@@ -122,210 +80,7 @@ class Options:
                     derived_bag=self.derived_bag, samples_csv=self.samples_csv, smoothing=self.smoothing)
 
 
-def is_url(path):
-    """True for an fsspec URL (``s3://...``, ``file://...``, chained ``zip://x::file://y``)."""
-    return "://" in str(path) or "::" in str(path)
-
-
-def expand_bags(patterns):
-    """The bags named by ``patterns``: paths, URLs and glob patterns of either (``*``, ``?``,
-    ``[...]``, ``**``). A pattern's matches are kept when they are bags (a file ending in .mcap,
-    .db3 or .bag, or a rosbag2 folder holding metadata.yaml) and sorted; named paths are kept as
-    they are. Duplicates are dropped, the order kept. Raises InputError for a pattern that
-    matches no bag or a local path that does not exist."""
-    bags, seen = [], set()
-    for pattern in [os.fspath(p) for p in patterns]:
-        if is_url(pattern):
-            found = _expand_url(pattern)
-        elif glob.has_magic(pattern):
-            found = sorted(p for p in glob.glob(os.path.expanduser(pattern), recursive=True) if _looks_like_bag(p))
-        else:
-            path = os.path.expanduser(pattern)
-            if not os.path.exists(path):
-                raise InputError(f"bag '{pattern}' does not exist")
-            found = [path]
-        if not found:
-            raise InputError(f"no bag matches '{pattern}' (a bag is a .mcap, .db3 or .bag file or a rosbag2 "
-                             "folder with metadata.yaml)")
-        for path in found:
-            key = path if is_url(path) else os.path.abspath(path)
-            if key not in seen:
-                seen.add(key)
-                bags.append(path)
-    return bags
-
-
-def _looks_like_bag(path):
-    if os.path.isdir(path):
-        return os.path.isfile(os.path.join(path, "metadata.yaml"))
-    return path.endswith(BAG_SUFFIXES)
-
-
-def _expand_url(url):
-    fsspec = _fsspec()
-    if not glob.has_magic(url):
-        return [url]
-    fs, _, paths = fsspec.core.get_fs_token_paths(url)
-    protocol = fs.protocol[0] if isinstance(fs.protocol, (tuple, list)) else fs.protocol
-    return sorted(p if is_url(p) else f"{protocol}://{p}" for p in paths
-                  if p.endswith(BAG_SUFFIXES) or fs.isfile(posixpath.join(p, "metadata.yaml")))
-
-
-def _fsspec():
-    try:
-        import fsspec
-    except ImportError:
-        raise InputError("URLs of bags need fsspec: pip install fsspec (Dask distributed brings it)") from None
-    return fsspec
-
-
-def bag_names(paths):
-    """A folder name for each bag (same order): the file name without its suffix (the folder
-    name of a rosbag2 folder); where names collide, the parent folders' names joined with
-    ``__`` before it, as many as make them unique. Characters other than letters, digits,
-    ``.``, ``-``, ``_`` become ``_``."""
-    parts = [[_clean(c) for c in _components(p)] for p in paths]
-    depth = [1] * len(paths)
-    while True:
-        names = ["__".join(reversed(c[:d])) for c, d in zip(parts, depth)]
-        clash = {n for n in names if names.count(n) > 1}
-        grow = [i for i, n in enumerate(names) if n in clash and depth[i] < len(parts[i])]
-        if not grow:
-            break
-        for i in grow:
-            depth[i] += 1
-    counts = {}
-    for i, n in enumerate(names):   # still equal (the same name given twice by two routes)
-        if names.count(n) > 1:
-            counts[n] = counts.get(n, 0) + 1
-            names[i] = f"{n}__{counts[n]}"
-    return names
-
-
-def _components(path):
-    """Path components, last first, the bag suffix removed from the last."""
-    text = str(path).split("::")[0] if "::" in str(path) else str(path)
-    text = text.split("://", 1)[-1].rstrip("/\\")
-    comps = [c for c in text.replace("\\", "/").split("/") if c not in ("", ".")][::-1] or ["bag"]
-    for suffix in BAG_SUFFIXES:
-        if comps[0].endswith(suffix) and len(comps[0]) > len(suffix):
-            comps[0] = comps[0][:-len(suffix)]
-    return comps
-
-
-def _clean(name):
-    out = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
-    return "_" + out if out.startswith(".") else out
-
-
-def bag_stamp(path):
-    """{"size": bytes, "mtime": ns or a remote store's stamp} of a bag (a folder: the sum of
-    its files' sizes and their latest time); {} when it cannot be read (then the bag is always
-    redone)."""
-    try:
-        if is_url(path):
-            fs, inner = _fsspec().core.url_to_fs(path)
-            info = fs.info(inner)
-            stamp = info.get("mtime") or info.get("LastModified") or info.get("ETag") or info.get("created")
-            return {"size": int(info.get("size") or 0), "mtime": str(stamp)}
-        if os.path.isdir(path):
-            size, latest = 0, 0
-            for root, _, files in os.walk(path):
-                for f in files:
-                    st = os.stat(os.path.join(root, f))
-                    size, latest = size + st.st_size, max(latest, st.st_mtime_ns)
-            return {"size": size, "mtime": str(latest)}
-        st = os.stat(path)
-        return {"size": st.st_size, "mtime": str(st.st_mtime_ns)}
-    except (OSError, ValueError, ImportError, HodDynamicsError):
-        return {}
-
-
 # -- the models: one, or a mapping from bag-name pattern to a model -----------------------------
-def robots_for(model_or_urdf, names, paths, *, friction=None, model_kwargs=None):
-    """The :class:`Robot` of each bag (same order as ``names``; None where no pattern matches).
-
-    ``model_or_urdf``: a :class:`RobotModel`, a URDF/xacro path or a shipped robot's name, or a
-    mapping from bag-name pattern (fnmatch: ``arm07_*``; a pattern with ``/`` is matched
-    against the path) to any of those or to ``{"urdf": ..., "robot": name}``; the first pattern
-    that matches a bag wins; a YAML file holding such a mapping. ``friction``: None, ``"fit"``,
-    ``"urdf"`` or a friction file / mapping (loaded for each model here, so that its faults
-    show before any bag is read). ``model_kwargs``: options of :meth:`RobotModel.from_urdf`.
-    Raises ModelError / InputError for a model or a friction file that cannot be loaded.
-    """
-    entries = _mapping_entries(model_or_urdf)
-    loaded = {}
-    robots = []
-    for name, path in zip(names, paths):
-        choice = next((entry for pattern, entry in entries if _matches(pattern, name, path)), None)
-        if choice is None:
-            robots.append(None)
-            continue
-        key = id(choice)
-        if key not in loaded:
-            loaded[key] = _robot(choice, friction, model_kwargs or {})
-        robots.append(loaded[key])
-    return robots
-
-
-def _mapping_entries(spec):
-    """[(pattern, entry)] of a model spec; entry: a RobotModel, a URDF source, or a dict."""
-    from .model import RobotModel
-
-    if isinstance(spec, (str, os.PathLike)) and str(spec).endswith((".yaml", ".yml")) and os.path.isfile(spec):
-        from .yamlfile import read_mapping
-
-        mapping = read_mapping(spec, InputError, "the --urdf mapping")
-        base = os.path.dirname(os.path.abspath(spec))
-        return [(str(p), _relative_to(entry, base)) for p, entry in mapping.items()]
-    if isinstance(spec, dict):
-        return [(str(p), entry) for p, entry in spec.items()]
-    if isinstance(spec, (RobotModel, str, os.PathLike)):
-        return [("*", spec)]
-    raise InputError(f"model_or_urdf must be a RobotModel, a URDF path, a shipped robot's name or a mapping "
-                     f"from bag-name pattern to those, got {type(spec).__name__}")
-
-
-def _relative_to(entry, base):
-    """A URDF path of a YAML mapping, relative to the YAML file's folder."""
-    def resolve(p):
-        p = str(p)
-        candidate = os.path.join(base, os.path.expanduser(p))
-        return candidate if not os.path.isabs(p) and os.path.exists(candidate) else p
-
-    if isinstance(entry, dict):
-        return dict(entry, urdf=resolve(entry["urdf"])) if "urdf" in entry else entry
-    return resolve(entry)
-
-
-def _matches(pattern, name, path):
-    if "/" in pattern:
-        return fnmatch.fnmatchcase(str(path), pattern) or fnmatch.fnmatchcase(str(path), "*/" + pattern)
-    return fnmatch.fnmatchcase(name, pattern)
-
-
-def _robot(entry, friction, model_kwargs):
-    from .friction import FrictionModel, load_friction
-    from .model import RobotModel
-    from .robots import urdf_source
-
-    robot_name = None
-    if isinstance(entry, dict):
-        unknown = set(entry) - {"urdf", "robot"}
-        if "urdf" not in entry or unknown:
-            raise InputError(f"a mapping entry of --urdf takes 'urdf' and optionally 'robot', got {sorted(entry)}")
-        robot_name, entry = entry.get("robot"), entry["urdf"]
-    if isinstance(entry, RobotModel):
-        model, source = entry, "given"
-    else:
-        model, source = RobotModel.from_urdf(urdf_source(os.fspath(entry)), **model_kwargs), os.fspath(entry)
-    if friction is None or (isinstance(friction, str) and friction in ("fit", "urdf")):
-        fric = friction
-    elif isinstance(friction, FrictionModel):
-        fric = friction
-    else:
-        fric = load_friction(friction, model)
-    return Robot(model, str(robot_name or model.name), source, fric)
 
 
 # -- one bag, on a worker -----------------------------------------------------------------------
@@ -343,11 +98,11 @@ def analyse_task(task, out, options):
         os.makedirs(staging)
     final, local = True, None
     try:
-        with _local_bag(task.path) as local:
+        with local_bag(task.path) as local:
             report = _analyse(local, task, staging, options)
         rows = table_rows(report, task)
     except Exception as exc:                   # noqa: BLE001  every fault of a bag becomes its row
-        status = _one_line(exc)
+        status = one_line(exc)
         if local is not None and local != task.path:   # a URL's temporary copy: name the URL
             status = status.replace(local, str(task.path))
         rows = [error_row(task, status)]
@@ -395,73 +150,6 @@ def _limit_threads():
         return                                   # not on a Dask worker
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     os.environ[THREADS_ENV_VAR] = str(max(1, cpus // max(1, slots)))
-
-
-@contextlib.contextmanager
-def _local_bag(path):
-    """A local path of the bag: the path itself, or a temporary copy of a URL's file or folder
-    (rosbags reads local files)."""
-    if not is_url(path):
-        yield path
-        return
-    fs, inner = _fsspec().core.url_to_fs(path)
-    if "file" in (fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)):
-        yield inner
-        return
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="hod-dynamics-bag-") as tmp:
-        target = os.path.join(tmp, posixpath.basename(inner.rstrip("/")) or "bag")
-        try:
-            if fs.isdir(inner):
-                fs.get(inner.rstrip("/") + "/", target + "/", recursive=True)
-            else:
-                fs.get(inner, target)
-        except FileNotFoundError:
-            raise InputError(f"bag '{path}' does not exist") from None
-        yield target
-
-
-def _one_line(exc):
-    text = " ".join(str(exc).split())
-    if isinstance(exc, HodDynamicsError):
-        return text
-    if isinstance(exc, MemoryError):
-        return "out of memory while analysing this bag"
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def error_row(task, error):
-    """The row of a bag that could not be analysed: ``status`` the one-line error."""
-    row = {name: None for name, _, _ in COLUMNS}
-    row.update(bag=task.name, path=str(task.path), robot=None if task.robot is None else task.robot.name,
-               status=error if isinstance(error, str) else _one_line(error))
-    return row
-
-
-def table_rows(report, task):
-    """The rows of one analysed bag (:class:`~hod_dynamics.analysis.BagReport`), one per model
-    joint: JSON-ready (``start`` in ns since the Unix epoch)."""
-    a = report.analysis
-    summary = a.summary()
-    nan = float("nan")
-    fit = a.friction_fit or {}
-    base = summary.get("time_base", {}).get("source")
-    notes = "; ".join(list(a.notes) + list(report.warnings)) or None
-    rows = []
-    for j, joint in enumerate(a.joint_names):
-        e = summary["joints"][joint]
-        row = dict(bag=task.name, path=str(task.path), robot=task.robot.name, joint=joint,
-                   start=int(a.states.sample_stamps_ns[0]), duration_s=summary["duration"],
-                   samples=summary["n_samples"], residual_rms=e.get("residual_rms", nan),
-                   rigid_residual_rms=e.get("rigid_residual_rms", e.get("residual_rms", nan)),
-                   effort_rms=e.get("measured_rms", nan), effort_range=e.get("measured_range", nan),
-                   status="ok", time_base=base or task.settings["options"]["time_base"], notes=notes)
-        for key in FRICTION_KEYS:
-            row[key] = nan if a.friction is None else float(getattr(a.friction, key)[j])
-            row[f"{key}_se"] = fit.get(joint, {}).get(f"{key}_se", nan)
-        rows.append({name: row.get(name) for name, _, _ in COLUMNS})
-    return rows
 
 
 def _publish(out, task, staging, rows):
@@ -564,7 +252,6 @@ def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="au
     read (no bag matches, a model or friction file that cannot be loaded, an output folder
     another run is using).
     """
-    from . import __version__
     from .timebase import MODES
 
     require(workers == 0 or client is not None)
@@ -580,7 +267,7 @@ def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="au
     bags = expand_bags([paths] if isinstance(paths, (str, os.PathLike)) else list(paths))
     names = bag_names(bags)
     robots = robots_for(model_or_urdf, names, bags, friction=friction, model_kwargs=model_kwargs)
-    tasks = [_task(path, name, robot, options, __version__) for path, name, robot in zip(bags, names, robots)]
+    tasks = [_task(path, name, robot, options, _version()) for path, name, robot in zip(bags, names, robots)]
     with _output_lock(out):
         rows, todo, state = _previous(out, tasks, force)
         table = _Table(out, tasks, rows)
@@ -603,10 +290,20 @@ def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="au
             from .trends import write_trend_report
 
             write_trend_report(frame, out, false_alarm=false_alarm, change=drift_change,
-                               units=_joint_units(r for r in robots if r is not None))
+                               units=joint_units(r for r in robots if r is not None))
     if as_arrow:
         return table_to_arrow(frame)
     return frame
+
+
+def _version():
+    """The installed package's version (part of the settings a bag's rows were made with)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hod_dynamics")
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def _task(path, name, robot, options, version):
@@ -796,90 +493,6 @@ def _warm_up(tasks, options):
                 return
 
 
-def _joint_units(robots):
-    from .units import friction_units
-
-    units = {}
-    for robot in robots:
-        for joint, kind in zip(robot.model.joint_names, robot.model.joint_types):
-            units[(robot.name, joint)] = friction_units(kind)
-    return units
-
-
 # -- the table ----------------------------------------------------------------------------------
-def require(serial=False):
-    """Raise InputError naming what the fleet analysis lacks (pandas; Dask distributed unless
-    ``serial``: the bags run in this process or on a client given), and how to install it."""
-    import importlib.util
-
-    needed = ["pandas"] + ([] if serial else ["distributed"])
-    missing = [name for name in needed if importlib.util.find_spec(name) is None]
-    if missing:
-        names = " and ".join("Dask distributed" if m == "distributed" else m for m in missing)
-        raise InputError(f"analysing many bags needs {names}: pip install 'dask[distributed]' pandas (the "
-                         "fleet extra of hod_dynamics)")
 
 
-def _pandas():
-    try:
-        import pandas
-    except ImportError:
-        raise InputError("the fleet table needs pandas: pip install pandas (with Dask distributed, the fleet "
-                         "extra)") from None
-    return pandas
-
-
-def arrow_schema():
-    """The pyarrow schema of the table (:data:`COLUMNS`)."""
-    import pyarrow as pa
-
-    types = {"string": pa.string(), "float64": pa.float64(), "int64": pa.int64(),
-             "timestamp[ns, UTC]": pa.timestamp("ns", tz="UTC")}
-    return pa.schema([pa.field(name, types[kind]) for name, kind, _ in COLUMNS])
-
-
-def rows_to_frame(rows):
-    """A pandas DataFrame of table rows (dicts; ``start`` in ns since the epoch)."""
-    pd = _pandas()
-    return _normalised(pd.DataFrame(rows, columns=[name for name, _, _ in COLUMNS]))
-
-
-def _normalised(frame):
-    """The table's dtypes, whatever made the frame: UTC datetimes, nullable integers, floats,
-    strings as Python objects with None where missing."""
-    pd = _pandas()
-    if not isinstance(frame["start"].dtype, pd.DatetimeTZDtype):
-        frame["start"] = pd.to_datetime(frame["start"].astype("Int64"), unit="ns", utc=True)
-    frame["samples"] = frame["samples"].astype("Int64")
-    for name, kind, _ in COLUMNS:
-        if kind == "float64":
-            frame[name] = frame[name].astype(float)
-        elif kind == "string":
-            frame[name] = frame[name].astype(object).where(frame[name].notna(), None)
-    return frame
-
-
-def table_to_arrow(frame):
-    import pyarrow as pa
-
-    return pa.Table.from_pandas(frame, schema=arrow_schema(), preserve_index=False)
-
-
-def write_table(frame, path):
-    """Write the table as Parquet (pyarrow), atomically: a reader sees the old table or the new."""
-    import pyarrow.parquet as pq
-
-    tmp = f"{path}.{uuid.uuid4().hex}.tmp"
-    pq.write_table(table_to_arrow(frame), tmp)
-    os.replace(tmp, path)
-    return path
-
-
-def read_table(path):
-    """The fleet table of ``path`` (a fleet.parquet, or the folder holding it) as a DataFrame."""
-    import pyarrow.parquet as pq
-
-    if os.path.isdir(path):
-        path = os.path.join(path, TABLE)
-    _pandas()
-    return _normalised(pq.read_table(path).to_pandas())
