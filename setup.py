@@ -39,6 +39,9 @@ CORE = ["numpy>=1.22", "scipy>=1.8", "pyyaml>=5",
 ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-trajectory-msgs",
        "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
        "ros-rosgraph-msgs"]
+# analyze-bags: Dask distributed runs the per-bag tasks on local processes or a cluster (and
+# brings fsspec for URLs); pandas holds the fleet table (pyarrow, core, writes it as Parquet)
+FLEET = ["dask[distributed]>=2023.1", "pandas>=1.5"]
 # xacro robot descriptions (RobotModel.from_urdf of a .xacro); ament_index_python resolves $(find pkg)
 XACRO = ["xacro>=2.0", "ros-ament-index-python"]
 # identify --method consistent: the convex fit of physically consistent inertias is a semidefinite
@@ -62,8 +65,8 @@ setup(
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
     data_files=data_files,
     install_requires=CORE,
-    extras_require={"ros": ROS, "xacro": XACRO, "identification": IDENTIFICATION, "test": TEST,
-                    "all": ROS + XACRO + IDENTIFICATION + TEST},
+    extras_require={"ros": ROS, "xacro": XACRO, "identification": IDENTIFICATION, "fleet": FLEET, "test": TEST,
+                    "all": ROS + XACRO + IDENTIFICATION + FLEET + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",

@@ -17,7 +17,9 @@ closed-form terms and their derivatives), :mod:`hod_dynamics.floating` (floating
 
 Names of earlier releases that moved into those modules still work here for one release,
 with a :class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning` naming the new place.
-:class:`Trajectory` and :func:`load_trajectory` (scipy) are imported on first use.
+:class:`Trajectory` and :func:`load_trajectory` (scipy) are imported on first use, and so is
+``hd.analyze_bags`` (the analysis of many recordings, :mod:`hod_dynamics.fleet`; an application
+layer, outside ``__all__``).
 """
 
 from . import floating  # noqa: F401  hd.floating
@@ -54,13 +56,14 @@ __all__ = [
 
 # imported on first use: scipy's splines cost more than the rest of the package together
 _LAZY = {"Trajectory": "hod_dynamics.trajectory:Trajectory",
-         "load_trajectory": "hod_dynamics.trajectory:load_trajectory"}
+         "load_trajectory": "hod_dynamics.trajectory:load_trajectory",
+         "analyze_bags": "hod_dynamics.fleet:analyze_bags"}
 _LAZY.update({name: f"hod_dynamics.{name}" for name in (
     "actuators", "analysis", "backend", "bag", "base_parameters", "cli", "closed_form", "crba", "dispatch",
-    "dynamics", "eom", "errors", "excitation", "forward", "friction", "identification", "inertia", "jets",
-    "kinematics", "model", "msgfields", "paper_examples", "partials", "plots", "recursive", "regressors",
-    "robots", "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward",
-    "units", "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
+    "dynamics", "eom", "errors", "excitation", "fleet", "fleet_inputs", "fleet_table", "forward", "friction",
+    "identification", "inertia", "jets", "kinematics", "model", "msgfields", "paper_examples", "partials",
+    "plots", "recursive", "regressors", "robots", "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward",
+    "trends", "units", "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
 
 # the names of earlier releases, kept for one release: application layers and families
 _MOVED = {

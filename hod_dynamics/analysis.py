@@ -614,13 +614,14 @@ def write_samples_csv(analysis, path, *, rows_per_write=65536):
 _QUANTITIES = [("tau", "tau", "N m"), ("tau_dot", "tau_dot", "N m/s"), ("tau_ddot", "tau_ddot", "N m/s^2")]
 
 
-def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, title="", timings=None):
-    """Write ``samples.csv``, ``summary.json``, the PNG plots (``tau.png`` model vs measured,
-    ``tau_dot.png``, ``tau_ddot.png`` up to the order, ``residual.png``, and with friction
-    ``friction.png``, the friction curves), ``friction.yaml`` when the friction was fitted,
-    and ``derived.mcap`` (see :func:`~hod_dynamics.bag.write_derived_bag`) into the folder
-    ``out``. ``timings``: a dict to receive the seconds spent on each kind of output. Returns
-    the list of paths written."""
+def write_report(analysis, out, *, plots=True, derived_bag=True, samples=True, progress=None, title="",
+                 timings=None):
+    """Write ``samples.csv`` (unless ``samples`` is False), ``summary.json``, the PNG plots
+    (``tau.png`` model vs measured, ``tau_dot.png``, ``tau_ddot.png`` up to the order,
+    ``residual.png``, and with friction ``friction.png``, the friction curves),
+    ``friction.yaml`` when the friction was fitted, and ``derived.mcap`` (see
+    :func:`~hod_dynamics.bag.write_derived_bag`) into the folder ``out``. ``timings``: a dict
+    to receive the seconds spent on each kind of output. Returns the list of paths written."""
     import os
     import time
 
@@ -635,6 +636,8 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, progress=None, 
     from concurrent.futures import ThreadPoolExecutor
 
     os.makedirs(out, exist_ok=True)
+    if not samples:
+        return _write_others(analysis, out, plots, derived_bag, progress, title, lap)
     # samples.csv (hundreds of MB for a long recording) is formatted (compiled code, without
     # the GIL) and written to disk in a thread while the plots and the bag are made
     pool = ThreadPoolExecutor(max_workers=1)
@@ -744,3 +747,65 @@ def write_friction_yaml(analysis, path):
                      f"{st['viscous_se']:.2g} N m s/rad, {f.offset[j]:.4g} +- {st['offset_se']:.2g} N m; "
                      f"{st['residual_rms_before']:.4g} -> {st['residual_rms_after']:.4g} N m")
     return save_friction(analysis.friction, path, comments=lines)
+
+
+@dataclass(frozen=True)
+class BagReport:
+    """One bag analysed by :func:`analyze_bag`: the :class:`BagAnalysis`, the paths written
+    (empty without ``out``), ``warnings``: one line per kind of library warning met while
+    reading, fitting and writing (see :func:`warning_notes`), and ``seconds`` spent on the fit
+    and the dynamics."""
+
+    analysis: BagAnalysis
+    paths: tuple
+    warnings: tuple
+    seconds: float
+
+
+def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", start=None, end=None,
+                trajectory_topic=None, order=2, actuators=None, smoothing=None, friction=None, plots=True,
+                derived_bag=True, samples=True, progress=None, check=None, title=None):
+    """Read the bag at ``path``, analyse its joint states with ``model`` and, with ``out``, write
+    the report there: what ``hod-dynamics analyze-bag`` does, as a function. The joint-state
+    messages read are those that carry the model's joints (see
+    :func:`~hod_dynamics.bag.read_joint_states`).
+
+    ``joint_states``: the JointState topic (None: the only one); ``time_base``: see
+    :func:`~hod_dynamics.bag.read_joint_states`; ``start``, ``end``: s after the first sample
+    (None: unbounded); ``trajectory_topic``: the JointTrajectory topic of the plan or None;
+    ``order``, ``actuators``, ``smoothing``, ``friction``: as for
+    :func:`analyze_joint_states`; ``plots``, ``derived_bag``, ``samples``: as for
+    :func:`write_report`;
+    ``progress``: None or ``progress(stage)`` returning the ``callback(done, total)`` of the
+    stage ``"reading"``, ``"analysing"`` or ``"writing"``; ``check(states)``: called with the
+    :class:`~hod_dynamics.bag.JointStates` before the analysis (e.g. to refuse a job that would
+    not fit in memory); ``title``: of the plots (default: model and bag name). Library
+    warnings never reach the caller: each kind becomes a line of :attr:`BagReport.warnings`.
+    Returns :class:`BagReport`. Raises what :func:`~hod_dynamics.bag.read_joint_states`,
+    :func:`analyze_joint_states` and ``check`` raise.
+    """
+    import os
+    import time
+
+    from .bag import read_joint_states, read_planned_positions
+
+    stage = (lambda name: None) if progress is None else progress
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        states = read_joint_states(path, joint_states, joints=model.joint_names, time_base=time_base,
+                                   progress=stage("reading"))
+        states = states.select(start, end)
+        if check is not None:
+            check(states)
+        planned = None if not trajectory_topic else read_planned_positions(path, trajectory_topic, states.t0_ns)
+        clock = time.perf_counter()
+        analysis = analyze_joint_states(model, states, order=order, actuators=actuators, smoothing=smoothing,
+                                        planned=planned, progress=stage("analysing"), friction=friction)
+        seconds = time.perf_counter() - clock
+        paths = ()
+        if out is not None:
+            name = os.path.basename(os.path.normpath(os.fspath(path)))
+            paths = tuple(write_report(analysis, out, plots=plots, derived_bag=derived_bag, samples=samples,
+                                       progress=stage("writing"),
+                                       title=f"{model.name}: {name}" if title is None else title))
+    return BagReport(analysis, paths, tuple(warning_notes(caught)), seconds)

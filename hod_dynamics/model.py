@@ -25,7 +25,7 @@ velocity ``nv = 6 + n`` (base body twist (omega, v) in the base frame, joint rat
 
 import warnings
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property, wraps
 from types import MappingProxyType
 from typing import Mapping, Optional, Sequence, Tuple
@@ -50,6 +50,11 @@ class Frame:
     def __post_init__(self):
         object.__setattr__(self, "body", int(self.body))
         object.__setattr__(self, "pose", _readonly(self.pose))
+
+
+def _rebuilt(cls, values):
+    """A model from its pickled fields (see :meth:`RobotModel.__reduce__`)."""
+    return cls(**values)
 
 
 def _readonly(a, dtype=float):
@@ -119,6 +124,13 @@ class RobotModel:
                                            **{ln: (i, np.eye(4)) for i, ln in enumerate(self.link_names)})
         object.__setattr__(self, "frames", MappingProxyType(
             {k: f if isinstance(f, Frame) else Frame(*f) for k, f in frames.items()}))
+
+    def __reduce__(self):
+        """Pickle as the constructor's fields (for worker processes: multiprocessing, Dask); the
+        read-only mappings are plain dicts in the pickle, derived caches are rebuilt on use."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(frames=dict(self.frames), joint_lines=dict(self.joint_lines))
+        return _rebuilt, (type(self), values)
 
     # -- validation -------------------------------------------------------------------------
     def _validate(self, n):

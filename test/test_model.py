@@ -245,3 +245,22 @@ def test_trajectory_jet_beyond_the_spline_degree_is_a_trajectory_error():
         traj.jet([0.1, 0.2], 10)
     with pytest.raises(hd.TrajectoryError, match=r"^evaluation times t must be an array of real numbers, got text such as 'soon'"):
         traj.jet("soon", 1)
+
+
+def test_a_model_pickles_to_the_same_model_for_worker_processes():
+    """Worker processes (multiprocessing, Dask) receive models by pickle: the copy has the same
+    fields, frames and joint lines, the same torques, and a pickle that is the same bytes for
+    the same model (so that it can serve as the model's fingerprint)."""
+    import pickle
+
+    for model in (hd.load_robot("iiwa14"), hd.load_robot("solo12", floating_base=True)):
+        copy = pickle.loads(pickle.dumps(model))
+        assert copy.name == model.name and copy.joint_lines == model.joint_lines and copy.floating == model.floating
+        assert set(copy.frames) == set(model.frames)
+        assert all(np.array_equal(copy.frames[k].pose, model.frames[k].pose) for k in model.frames)
+        assert pickle.dumps(copy) == pickle.dumps(model)
+        assert not copy.inertias.flags.writeable
+    iiwa = hd.load_robot("iiwa14")
+    q = np.random.default_rng(4).normal(size=(6, 5, 7))
+    np.testing.assert_array_equal(hd.time_derivatives(pickle.loads(pickle.dumps(iiwa)), q, 2),
+                                  hd.time_derivatives(iiwa, q, 2))

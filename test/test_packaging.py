@@ -149,13 +149,13 @@ def test_the_plain_pip_install_brings_what_the_commands_need():
     core = {r.split(">")[0].split("=")[0].split("<")[0].strip().lower() for r in required if "extra ==" not in r}
     assert {"numba", "rosbags", "pyarrow", "matplotlib", "numpy", "scipy", "pyyaml", "urdf-parser-py"} <= core
     extras = set(metadata("hod_dynamics").get_all("Provides-Extra") or [])
-    assert extras == {"ros", "xacro", "identification", "test", "all"}, extras
+    assert extras == {"ros", "xacro", "identification", "fleet", "test", "all"}, extras
 
 
 def test_a_plain_pip_install_runs_the_commands_and_a_node_says_what_it_lacks(tmp_path, panda_recording, panda_bags):
     """A venv with `pip install .` and nothing else (no extras, no ROS): demo, info and
-    analyze-bag run whole, with their plots; a node executable prints one FATAL line naming the
-    [ros] extra and exits with 1. (The numpy backend, so that the test does not wait for numba.)"""
+    analyze-bag run whole, with their plots; analyze-bags says in one line what the fleet extra
+    would bring; a node executable prints one FATAL line naming the [ros] extra and exits with 1. (The numpy backend, so that the test does not wait for numba.)"""
     venv = tmp_path / "venv"
     made = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True)
     assert made.returncode == 0, made.stderr
@@ -184,6 +184,11 @@ def test_a_plain_pip_install_runs_the_commands_and_a_node_says_what_it_lacks(tmp
     for name in ("samples.csv", "summary.json", "derived.mcap", "friction.yaml", "tau.png", "tau_dot.png",
                  "tau_ddot.png", "residual.png", "friction.png"):
         assert (tmp_path / "bag" / name).stat().st_size > 0, name
+    fleet = run("analyze-bags", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", "fleet", "--no-progress")
+    assert fleet.returncode == 2 and not (tmp_path / "fleet").exists(), fleet.stdout + fleet.stderr
+    assert fleet.stderr.strip().splitlines() == [
+        "hod-dynamics: error: analysing many bags needs pandas and Dask distributed: pip install 'dask[distributed]' "
+        "pandas (the fleet extra of hod_dynamics)"]
     node = run("--ros-args", "-p", "urdf_path:=iiwa14", exe=str(venv / "lib" / "hod_dynamics" / "feedforward_node"))
     lines = node.stderr.strip().splitlines()
     assert node.returncode == 1 and len(lines) == 1 and not node.stdout, node.stdout + node.stderr
