@@ -58,6 +58,9 @@ from oracles import ERD_ROBOTS, PinocchioRobot, chain_urdf, erd_path, erd_model 
 BATCH = 10_000
 PY_CALLS = 1_000  # samples of the per-call routes
 CASADI_PACKAGES = ["cmeel-casadi-kin-dyn==1.6.14", "pin==2.6.20", "pybind11"]
+# the generated C built twice: portable (-O2) and for this CPU (-O2 -march=native: AVX, FMA),
+# the strongest build a user of the generated code would make; suffix of the loop executable
+FLAGS = {"": ["-O2"], "_native": ["-O2", "-march=native"]}
 
 
 def run(cmd, **kw):
@@ -103,13 +106,13 @@ class Scratch:
             run([self.py, os.path.join(TOOLS, "casadi_td.py"), "generate", path, self.gen],
                 env=self.env())
         for td in ("td2", "td3"):
-            exe = os.path.join(self.gen, f"loop_{td}_{name}")
-            loop = os.path.join(TOOLS, "casadi_loop.c")
-            if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(loop):
-                fn = f"{td}_{name}"
-                run(["gcc", "-O2", f"-DFN={fn}", "-include", os.path.join(self.gen, fn + ".h"),
-                     loop, os.path.join(self.gen, fn + ".c"),
-                     "-o", exe, "-lm"])
+            for suffix, flags in FLAGS.items():
+                exe = os.path.join(self.gen, f"loop_{td}_{name}{suffix}")
+                loop = os.path.join(TOOLS, "casadi_loop.c")
+                if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(loop):
+                    fn = f"{td}_{name}"
+                    run(["gcc"] + flags + [f"-DFN={fn}", "-include", os.path.join(self.gen, fn + ".h"),
+                                           loop, os.path.join(self.gen, fn + ".c"), "-o", exe, "-lm"])
         return path
 
     def extension(self):

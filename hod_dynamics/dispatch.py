@@ -67,8 +67,17 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
 
 @per_model
 def _rnea_kernel(model):
-    """The compiled kernel of a fixed-base model and its packed arrays, looked up once per
-    model (:func:`hod_dynamics._kernels.rnea_kernel`)."""
+    """``(kernel, parents, geometry)``: the compiled kernel of a fixed-base model and its packed
+    arrays, looked up once per model: the generated kernels of :mod:`hod_dynamics._rnea_ir`
+    when every joint has a joint-aligned frame, else numba's general form
+    (:func:`hod_dynamics._kernels.rnea_kernel`). Called as ``kernel(parents, geometry, jet, K,
+    wext, out)``."""
+    kernels()  # numba imports (or the numpy path is taken before this is called)
+    from . import _rnea_ir
+
+    geometry = _rnea_ir.geometry(model)
+    if geometry is not None:
+        return _rnea_ir.run, None, geometry
     return kernels().rnea_kernel(model)
 
 

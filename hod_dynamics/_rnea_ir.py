@@ -1,0 +1,747 @@
+"""The Newton-Euler recursion on Taylor jets, generated as LLVM IR for one Taylor order.
+
+The algorithm of :mod:`hod_dynamics.recursive` (S. Kumar, A. Müller, "Nth order analytical time
+derivatives of inverse dynamics in recursive and closed forms", ICRA 2021, sec. II), in the
+joint-aligned body frames of :mod:`hod_dynamics._kernels` (z along each joint axis, so that the
+joint motion acts on the (x, y) components of twists and wrenches as the complex factor
+``exp(-i q(t))``, and ``tau_i`` is a z component), for fixed bases whose joints all have such
+frames (revolute and prismatic joints).
+
+Why generated code: for a given number K of Taylor coefficients every Cauchy product, every
+loop over coefficients and every index is known, so the per-body work of the recursion is
+straight-line code over values that stay in registers. The generator writes it for a vector
+of ``width`` samples (one SIMD register of doubles on AVX-512: 8), the samples of a batch in
+the lanes, so one pass through the tree computes eight trajectory samples. The numba kernels
+of :mod:`hod_dynamics._kernels` loop over coefficients at run time and keep their
+intermediates in memory; CasADi's generated C (a symbolic expression of the whole model)
+computes one sample at a time. Generating IR rather than numba source also keeps the first
+compile short: LLVM alone compiles it (:mod:`hod_dynamics._llvm`), in a fraction of a second.
+
+The tree itself is not unrolled: a loop runs over the bodies and reads each body's constants
+(:func:`geometry`), so one kernel per (order, width, wrenches or not) serves every model and
+its size does not grow with the model.
+
+Data per group of ``width`` samples (``work``, vectors of ``width`` doubles): twists V
+(n+1, K+1, 6), gravity G (n+1, K, 3) and wrenches F (n+1, K, 6) of the bodies and of a virtual
+base body n (zero twist, gravity ``(0, -g)``: every root is its child), the coefficients of
+``exp(-i q)`` E (n, K+1, 2), the group's jet J (K+2, n), its results O (K, n) and external
+wrenches X (K, n, 6).
+"""
+
+import math
+import struct
+
+import numpy as np
+
+from ._kernels import _njit
+from ._llvm import call_address, compile_ir, is_cached
+from .model import per_model
+from .spatial import Ad, inverse
+
+WIDTH = 8  # samples per vector: one AVX-512 register of doubles (LLVM splits it on narrower CPUs)
+
+
+def _hex(c):
+    """A double as an exact LLVM IR literal."""
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(c)))[0]
+
+
+class Emitter:
+    """LLVM IR text of one function, written by calls that mirror the arithmetic.
+
+    Values are SSA names (str) or Python floats; arithmetic on floats is folded here, so the
+    IR holds no multiplication by 0 or 1 and no addition of 0 (the inputs are checked finite
+    before any arithmetic, so 0 x is 0). ``width`` > 1: values are vectors of that many
+    doubles (samples in the lanes); scalars read from the model are broadcast.
+    """
+
+    def __init__(self, width):
+        self.width = width
+        self.T = "double" if width == 1 else f"<{width} x double>"
+        self.lines = []
+        self.count = 0
+        self.block = "entry"
+
+    # -- names, blocks, control flow --
+    def fresh(self, prefix="t"):
+        self.count += 1
+        return f"%{prefix}{self.count}"
+
+    def emit(self, text):
+        self.lines.append("  " + text)
+
+    def label(self, name):
+        self.lines.append(f"{name}:")
+        self.block = name
+
+    def new_label(self, prefix):
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def loop(self, start, stop, body, step=1):
+        """``for i in range(start, stop, step): body(i)`` (i an i64 name; bounds names or
+        ints; step > 0)."""
+        head, inner, latch, done = (self.new_label(p) for p in ("head", "body", "latch", "done"))
+        before = self.block
+        i, following = self.fresh("i"), self.fresh("i")
+        self.emit(f"br label %{head}")
+        self.label(head)
+        self.emit(f"{i} = phi i64 [{start}, %{before}], [{following}, %{latch}]")
+        more = self.fresh("c")
+        self.emit(f"{more} = icmp slt i64 {i}, {stop}")
+        self.emit(f"br i1 {more}, label %{inner}, label %{done}")
+        self.label(inner)
+        body(i)
+        self.emit(f"br label %{latch}")
+        self.label(latch)
+        self.emit(f"{following} = add i64 {i}, {step}")
+        self.emit(f"br label %{head}")
+        self.label(done)
+
+    def branch(self, condition, then, otherwise):
+        """``then()`` if the i1 ``condition`` holds, else ``otherwise()``."""
+        a, b, done = self.new_label("then"), self.new_label("else"), self.new_label("join")
+        self.emit(f"br i1 {condition}, label %{a}, label %{b}")
+        for label, part in ((a, then), (b, otherwise)):
+            self.label(label)
+            part()
+            self.emit(f"br label %{done}")
+        self.label(done)
+
+    # -- integers (i64) --
+    def iop(self, op, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return {"add": a + b, "mul": a * b, "sub": a - b}[op]
+        if op == "add" and b == 0:
+            return a
+        if op == "mul" and b == 1:
+            return a
+        r = self.fresh("n")
+        self.emit(f"{r} = {op} i64 {a}, {b}")
+        return r
+
+    # -- doubles (vectors of width doubles) --
+    def operand(self, x):
+        if isinstance(x, float):
+            return _hex(x) if self.width == 1 else f"splat (double {_hex(x)})"
+        return x
+
+    def _op(self, op, a, b):
+        r = self.fresh()
+        self.emit(f"{r} = {op} contract {self.T} {self.operand(a)}, {self.operand(b)}")
+        return r
+
+    def add(self, a, b):
+        if isinstance(a, float):
+            if isinstance(b, float):
+                return a + b
+            if a == 0.0:
+                return b
+        elif isinstance(b, float) and b == 0.0:
+            return a
+        return self._op("fadd", a, b)
+
+    def sub(self, a, b):
+        if isinstance(b, float):
+            if isinstance(a, float):
+                return a - b
+            if b == 0.0:
+                return a
+        elif isinstance(a, float) and a == 0.0:
+            return self.neg(b)
+        return self._op("fsub", a, b)
+
+    def mul(self, a, b):
+        if isinstance(a, float) and not isinstance(b, float):
+            a, b = b, a
+        if isinstance(b, float):
+            if isinstance(a, float):
+                return a * b
+            if b == 0.0:
+                return 0.0
+            if b == 1.0:
+                return a
+            if b == -1.0:
+                return self.neg(a)
+        return self._op("fmul", a, b)
+
+    def neg(self, a):
+        if isinstance(a, float):
+            return -a
+        r = self.fresh()
+        self.emit(f"{r} = fneg {self.T} {a}")
+        return r
+
+    def dot(self, pairs):
+        """sum of a * b over (a, b) in pairs (a product added to the running sum: an FMA)."""
+        total = 0.0
+        for a, b in pairs:
+            total = self.add(self.mul(a, b), total)
+        return total
+
+    def call(self, function, *args):
+        suffix = "f64" if self.width == 1 else f"v{self.width}f64"
+        r = self.fresh()
+        joined = ", ".join(f"{self.T} {self.operand(a)}" for a in args)
+        self.emit(f"{r} = call {self.T} @llvm.{function}.{suffix}({joined})")
+        return r
+
+    # -- memory --
+    def address(self, base, offset):
+        if offset == 0:
+            return base
+        r = self.fresh("p")
+        self.emit(f"{r} = getelementptr inbounds double, ptr {base}, i64 {offset}")
+        return r
+
+    def load(self, base, offset):
+        """The vector at ``base + offset`` doubles (work arrays)."""
+        r = self.fresh()
+        self.emit(f"{r} = load {self.T}, ptr {self.address(base, offset)}, align 8")
+        return r
+
+    def store(self, value, base, offset):
+        self.emit(f"store {self.T} {self.operand(value)}, ptr {self.address(base, offset)}, align 8")
+
+    def scalar(self, base, offset):
+        """The double at ``base + offset``, broadcast to the lanes (model constants)."""
+        r = self.fresh("s")
+        self.emit(f"{r} = load double, ptr {self.address(base, offset)}, align 8")
+        if self.width == 1:
+            return r
+        v, b = self.fresh(), self.fresh()
+        self.emit(f"{v} = insertelement {self.T} poison, double {r}, i64 0")
+        self.emit(f"{b} = shufflevector {self.T} {v}, {self.T} poison, <{self.width} x i32> zeroinitializer")
+        return b
+
+    def strided_copy(self, dst, dst_stride, src, src_stride, count):
+        """dst[m * dst_stride] = src[m * src_stride] for m < count (doubles; i64 values)."""
+        def body(m):
+            s, d = self.iop("mul", m, src_stride), self.iop("mul", m, dst_stride)
+            x = self.fresh("x")
+            self.emit(f"{x} = load double, ptr {self.address(src, s)}, align 8")
+            self.emit(f"store double {x}, ptr {self.address(dst, d)}, align 8")
+
+        self.loop(0, count, body)
+
+
+# sin and cos that vectorise over the lanes (libm's are calls, one sample at a time): Cody-Waite reduction by pi/2 in three parts (the first two of
+# 33 bits, so k * part is exact for |k| < 2**20) and the minimax polynomials of fdlibm's
+# __kernel_sin and __kernel_cos on [-pi/4, pi/4]. Within 2 ulp of libm (1.1e-16 absolute,
+# measured on 10 million angles up to 1e5 rad); beyond SINCOS_LIMIT rad the kernels use libm.
+_PIO2_1, _PIO2_2, _PIO2_3 = 1.5707963267341256, 6.077100506303966e-11, 2.0222662487959506e-21
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+_TWO_OVER_PI = 0.6366197723675814
+SINCOS_LIMIT = 1e5
+
+
+
+def _sincos(e, x):
+    """(sin x, cos x) of a vector of angles (see the constants above). The quadrant picks the
+    signs and the swap by arithmetic on exact small floats, not by branches or integers, so
+    every lane runs the same instructions (floor is one instruction); libm for the lanes beyond
+    ``SINCOS_LIMIT`` (a branch taken only when some lane is that far out)."""
+    k = e.call("floor", e.add(e.mul(x, _TWO_OVER_PI), 0.5))
+    r = e.sub(e.sub(e.sub(x, e.mul(k, _PIO2_1)), e.mul(k, _PIO2_2)), e.mul(k, _PIO2_3))
+    z = e.mul(r, r)
+
+    def horner(coefficients):
+        acc = coefficients[-1]
+        for c in reversed(coefficients[:-1]):
+            acc = e.add(c, e.mul(z, acc))
+        return acc
+
+    s = e.add(r, e.mul(e.mul(r, z), horner([_S1, _S2, _S3, _S4, _S5, _S6])))
+    hz = e.mul(z, 0.5)
+    w = e.sub(1.0, hz)
+    c = e.add(w, e.add(e.sub(e.sub(1.0, w), hz), e.mul(e.mul(z, z), horner([_C1, _C2, _C3, _C4, _C5, _C6]))))
+    q = e.sub(k, e.mul(e.call("floor", e.mul(k, 0.25)), 4.0))  # quadrant 0..3
+    half = e.call("floor", e.mul(q, 0.5))
+    odd = e.sub(q, e.mul(half, 2.0))  # 1 in quadrants 1 and 3: sin and cos swap
+    ev = e.call("floor", e.mul(e.add(q, 1.0), 0.5))
+    sign_c = e.sub(1.0, e.mul(e.sub(ev, e.mul(e.call("floor", e.mul(ev, 0.5)), 2.0)), 2.0))
+    sign_s = e.sub(1.0, e.mul(half, 2.0))
+    even = e.sub(1.0, odd)
+    sn = e.mul(sign_s, e.add(e.mul(odd, c), e.mul(even, s)))
+    cs = e.mul(sign_c, e.add(e.mul(odd, s), e.mul(even, c)))
+    # lanes beyond the range of the reduction: libm, one lane at a time (rare)
+    far = e.fresh("c")
+    mask = e.fresh("c")
+    e.emit(f"{mask} = fcmp ogt {e.T} {e.call('fabs', x)}, {e.operand(SINCOS_LIMIT)}")
+    if e.width == 1:
+        e.emit(f"{far} = or i1 {mask}, false")
+    else:
+        e.emit(f"{far} = call i1 @llvm.vector.reduce.or.v{e.width}i1(<{e.width} x i1> {mask})")
+    slow, done = e.new_label("libm"), e.new_label("sincos")
+    before = e.block
+    e.emit(f"br i1 {far}, label %{slow}, label %{done}")
+    e.label(slow)
+    if e.width == 1:
+        sn2 = e.fresh()
+        cs2 = e.fresh()
+        e.emit(f"{sn2} = call double @llvm.sin.f64(double {x})")
+        e.emit(f"{cs2} = call double @llvm.cos.f64(double {x})")
+    else:
+        sn2, cs2 = sn, cs
+        for lane in range(e.width):
+            xl, a, b = e.fresh(), e.fresh(), e.fresh()
+            e.emit(f"{xl} = extractelement {e.T} {x}, i64 {lane}")
+            e.emit(f"{a} = call double @llvm.sin.f64(double {xl})")
+            e.emit(f"{b} = call double @llvm.cos.f64(double {xl})")
+            s2, c2 = e.fresh(), e.fresh()
+            e.emit(f"{s2} = insertelement {e.T} {sn2}, double {a}, i64 {lane}")
+            e.emit(f"{c2} = insertelement {e.T} {cs2}, double {b}, i64 {lane}")
+            sn2, cs2 = s2, c2
+        s3, c3 = e.fresh(), e.fresh()
+        e.emit(f"{s3} = select <{e.width} x i1> {mask}, {e.T} {sn2}, {e.T} {sn}")
+        e.emit(f"{c3} = select <{e.width} x i1> {mask}, {e.T} {cs2}, {e.T} {cs}")
+        sn2, cs2 = s3, c3
+    slow_end = e.block
+    e.emit(f"br label %{done}")
+    e.label(done)
+    s_out, c_out = e.fresh(), e.fresh()
+    e.emit(f"{s_out} = phi {e.T} [{e.operand(sn)}, %{before}], [{sn2}, %{slow_end}]")
+    e.emit(f"{c_out} = phi {e.T} [{e.operand(cs)}, %{before}], [{cs2}, %{slow_end}]")
+    return s_out, c_out
+
+
+# -- the model array (doubles) ----------------------------------------------------------------------
+# after n: (name, doubles per joint) in the order of geometry(); g0 (3,) last
+_MODEL_LAYOUT = (("parents", 1), ("kinds", 1), ("RH", 9), ("pH", 3), ("M", 36), ("Tw", 36))
+
+
+def _model_offsets(e, n):
+    """{name: offset in geometry()'s array}, offsets as i64 values of the joint count n."""
+    offsets, per = {}, 0
+    for key, size in _MODEL_LAYOUT + (("g0", 0),):
+        offsets[key] = e.iop("add", e.iop("mul", n, per), 1)
+        per += size
+    return offsets
+
+
+def joint_frames(model):
+    """``(kinds (n,), T (n, 4, 4))``: kind 0 revolute, 1 prismatic, and the pose in body i's
+    frame of a frame whose z axis is joint i's axis (origin on it), in which the screw is
+    ``Z = e_z`` (angular, revolute) or linear (prismatic): ``X_i = Ad(T_i) Z``. None when a
+    screw is neither a unit rotation about a line nor a unit translation."""
+    n = model.n_dof
+    kinds, T = np.zeros(n), np.tile(np.eye(4), (n, 1, 1))
+    for i, X in enumerate(model.screws):
+        w, v = X[:3], X[3:]
+        if np.any(w != 0):
+            if abs(w @ w - 1) > 1e-14 or abs(w @ v) > 1e-14 * max(1.0, np.linalg.norm(v)):
+                return None
+            axis, T[i, :3, 3] = w, np.cross(w, v)  # v = r x w for the line through r
+        else:
+            if abs(v @ v - 1) > 1e-14:
+                return None
+            axis, kinds[i] = v, 1.0
+        if not (axis[0] == axis[1] == 0 and axis[2] == 1):
+            helper = np.eye(3)[np.argmin(np.abs(axis))]
+            x = np.cross(helper, axis)
+            x /= np.linalg.norm(x)
+            T[i, :3, :3] = np.stack([x, np.cross(axis, x), axis], axis=1)
+    return kinds, T
+
+
+@per_model
+def geometry(model):
+    """The model for the generated kernels, one float64 array (layout: :data:`_MODEL_LAYOUT`):
+    n, the parents (-1: the base), the joint kinds (0 revolute, 1 prismatic), the blocks RH
+    (n, 3, 3), pH (n, 3) of the constant part ``Ad(H_i) = Ad(T_i^-1 B_i^-1 T_parent)`` of each
+    joint transform (parent's joint-aligned frame to body i's, at q = 0), the inertias
+    ``Ad(T_i)^T M_i Ad(T_i)`` and ``Ad(T_i)^T`` (external wrenches) in the joint-aligned frames
+    (:func:`joint_frames`), and the linear part of the base acceleration ``-g``. None for a
+    floating model or when a joint has no joint-aligned frame (a screw with a pitch)."""
+    frames = None if model.floating else joint_frames(model)
+    if frames is None:
+        return None
+    n = model.n_dof
+    kinds, T = frames
+    parent_T = np.array([T[p] if p >= 0 else np.eye(4) for p in model.parents]).reshape(n, 4, 4)
+    H = inverse(T) @ inverse(model.references) @ parent_T
+    A = Ad(T)
+    AT = np.swapaxes(A, -1, -2)
+    arrays = (model.parents.astype(float), kinds, H[:, :3, :3], H[:, :3, 3],
+              AT @ model.inertias @ A, AT, -model.gravity)
+    return np.concatenate([[float(n)]] + [np.ascontiguousarray(a).ravel() for a in arrays])
+
+
+def work_size(n, K, width, wrenches):
+    """Doubles of the work array of one group of samples (see the module docstring)."""
+    per = ((n + 1) * (K + 1) * 6 + (n + 1) * K * 9 + n * (K + 1) * 2 + (K + 2) * n + K * n
+           + (K * n * 6 if wrenches else 0))
+    return per * width
+
+
+# -- the kernel ------------------------------------------------------------------------------------
+def kernel_ir(K, width, wrenches):
+    """(IR text, function name) of the kernel for K Taylor coefficients (torque order K - 1),
+    ``width`` samples per vector, with or without external wrenches.
+
+    The function: ``i32 f(ptr geo, ptr jet, i64 B, i64 rows, ptr wext, i64 Bw, ptr out, ptr
+    work)`` with ``geo`` from :func:`geometry`, ``jet`` (B, rows, n) the derivative jet q^(0..)
+    (rows >= K + 2 read), ``wext`` (K, Bw, n, 6) body-frame wrench coefficients in the links'
+    frames (read when the kernel has wrenches), ``out`` (B, K, n) receiving tau^(0..K-1)
+    (derivatives, not coefficients), ``work`` :func:`work_size` doubles. Returns 1, or 0
+    (computing nothing) when the rows it reads hold a NaN or an infinity.
+    """
+    e = Emitter(width)
+    W = width
+    name = f"rnea_taylor_K{K}_w{W}{'_wrench' if wrenches else ''}"
+    fact = [float(math.factorial(k)) for k in range(K + 2)]
+    e.emit("%nf = load double, ptr %geo, align 8")
+    e.emit("%n = fptosi double %nf to i64")
+    n = "%n"
+    mo = _model_offsets(e, n)
+    # work layout (doubles)
+    n1 = e.iop("add", n, 1)
+    sizes = [("V", e.iop("mul", n1, (K + 1) * 6 * W)), ("G", e.iop("mul", n1, K * 3 * W)),
+             ("F", e.iop("mul", n1, K * 6 * W)), ("E", e.iop("mul", n, (K + 1) * 2 * W)),
+             ("J", e.iop("mul", n, (K + 2) * W)), ("O", e.iop("mul", n, K * W)),
+             ("X", e.iop("mul", n, K * 6 * W))]
+    base = {}
+    at = 0
+    for key, size in sizes:
+        base[key] = e.address("%work", at)
+        at = e.iop("add", at, size)
+
+    # 1. every value the kernel reads is finite (x - x is 0, or NaN for a NaN or an infinity)
+    e.emit("%acc = alloca double, align 8")
+    e.emit("store double 0.0, ptr %acc, align 8")
+    per_sample = e.iop("mul", n, K + 2)
+
+    def check_sample(b):
+        start = e.address("%jet", e.iop("mul", e.iop("mul", b, "%rows"), n))
+
+        def check(m):
+            x, d, a, s = e.fresh("x"), e.fresh("x"), e.fresh("x"), e.fresh("x")
+            e.emit(f"{x} = load double, ptr {e.address(start, m)}, align 8")
+            e.emit(f"{d} = fsub double {x}, {x}")
+            e.emit(f"{a} = load double, ptr %acc, align 8")
+            e.emit(f"{s} = fadd double {a}, {d}")
+            e.emit(f"store double {s}, ptr %acc, align 8")
+
+        e.loop(0, per_sample, check)
+
+    e.loop(0, "%B", check_sample)
+    e.emit("%accv = load double, ptr %acc, align 8")
+    e.emit("%bad = fcmp uno double %accv, 0.0")
+    e.emit("br i1 %bad, label %refuse, label %groups")
+    e.label("refuse")
+    e.emit("ret i32 0")
+    e.label("groups")
+
+    def group(b0):
+        # gather the group's samples into vectors (the last group repeats its last sample)
+        last = e.iop("sub", "%B", 1)
+        for lane in range(W):
+            b = e.iop("add", b0, lane)
+            if lane:
+                c = e.fresh("c")
+                e.emit(f"{c} = icmp slt i64 {b}, {last}")
+                bb = e.fresh("n")
+                e.emit(f"{bb} = select i1 {c}, i64 {b}, i64 {last}")
+                b = bb
+            src = e.address("%jet", e.iop("mul", e.iop("mul", b, "%rows"), n))
+            e.strided_copy(e.address(base["J"], lane), W, src, 1, per_sample)
+            if wrenches:
+                for k in range(K):
+                    src = e.address("%wext", e.iop("mul", e.iop("add", e.iop("mul", k, "%Bw"), b),
+                                                   e.iop("mul", n, 6)))
+                    dst = e.address(base["X"], e.iop("add", e.iop("mul", e.iop("mul", n, 6 * W), k),
+                                                     lane))
+                    e.strided_copy(dst, W, src, 1, e.iop("mul", n, 6))
+        # the virtual base body n: zero twist and wrench, gravity (0, -g) in coefficient 0
+        Vn = e.address(base["V"], e.iop("mul", n, (K + 1) * 6 * W))
+        for m in range((K + 1) * 6):
+            e.store(0.0, Vn, m * W)
+        Fn = e.address(base["F"], e.iop("mul", n, K * 6 * W))
+        for m in range(K * 6):
+            e.store(0.0, Fn, m * W)
+        Gn = e.address(base["G"], e.iop("mul", n, K * 3 * W))
+        for r in range(3):
+            e.store(e.scalar("%geo", e.iop("add", mo["g0"], r)), Gn, r * W)
+        for m in range(3, K * 3):
+            e.store(0.0, Gn, m * W)
+        e.loop(0, n, lambda i: _forward(e, i, K, n, mo, base, fact, wrenches))
+        e.loop(0, n, lambda j: _backward(e, e.iop("sub", e.iop("sub", n, 1), j), K, n, mo, base,
+                                         fact))
+        # scatter the group's results: out[b0 + s, k, i] = O[k, i][s] for the real samples
+        left = e.iop("sub", "%B", b0)
+        c = e.fresh("c")
+        e.emit(f"{c} = icmp slt i64 {left}, {W}")
+        count = e.fresh("n")
+        e.emit(f"{count} = select i1 {c}, i64 {left}, i64 {W}")
+        KN = e.iop("mul", n, K)
+
+        def scatter(s):
+            dst = e.address("%out", e.iop("mul", e.iop("add", b0, s), KN))
+            e.strided_copy(dst, 1, e.address(base["O"], s), W, KN)
+
+        e.loop(0, count, scatter)
+
+    e.loop(0, "%B", group, step=W)
+    e.emit("ret i32 1")
+    head = (f"define i32 @{name}(ptr noalias %geo, ptr noalias %jet, i64 %B, i64 %rows, "
+            "ptr noalias %wext, i64 %Bw, ptr noalias %out, ptr noalias %work) nounwind {\nentry:")
+    T, suffix = e.T, ("f64" if W == 1 else f"v{W}f64")
+    declarations = [f"declare {T} @llvm.floor.{suffix}({T})", f"declare {T} @llvm.fabs.{suffix}({T})",
+                    "declare double @llvm.sin.f64(double)", "declare double @llvm.cos.f64(double)"]
+    if W > 1:
+        declarations.append(f"declare i1 @llvm.vector.reduce.or.v{W}i1(<{W} x i1>)")
+    return "\n".join([head] + e.lines + ["}"] + declarations) + "\n", name
+
+
+def _joint(e, i, n, mo):
+    """(parent index, i1 revolute) of body i; a root's parent is the virtual base n."""
+    pf, p, root, kind, rev = e.fresh("x"), e.fresh("n"), e.fresh("c"), e.fresh("x"), e.fresh("c")
+    e.emit(f"{pf} = load double, ptr {e.address('%geo', e.iop('add', mo['parents'], i))}, align 8")
+    e.emit(f"{p} = fptosi double {pf} to i64")
+    e.emit(f"{root} = icmp slt i64 {p}, 0")
+    parent = e.fresh("n")
+    e.emit(f"{parent} = select i1 {root}, i64 {n}, i64 {p}")
+    e.emit(f"{kind} = load double, ptr {e.address('%geo', e.iop('add', mo['kinds'], i))}, align 8")
+    e.emit(f"{rev} = fcmp oeq double {kind}, 0.0")
+    return parent, rev
+
+
+def _transform(e, i, mo):
+    """R (3x3 list) and pH (3) of Ad(H_i), broadcast."""
+    R = [[e.scalar("%geo", e.iop("add", mo["RH"], e.iop("add", e.iop("mul", i, 9), 3 * r + c)))
+          for c in range(3)] for r in range(3)]
+    q = [e.scalar("%geo", e.iop("add", mo["pH"], e.iop("add", e.iop("mul", i, 3), r)))
+         for r in range(3)]
+    return R, q
+
+
+def _forward(e, i, K, n, mo, base, fact, wrenches):
+    """Body i's twists, gravity and wrench coefficients (stored in V, G, F), and its motion's
+    coefficients (E), from its parent's."""
+    W = e.width
+    parent, rev = _joint(e, i, n, mo)
+    J = lambda r: e.load(base["J"], e.iop("mul", e.iop("add", e.iop("mul", n, r), i), W))  # noqa: E731
+    E_i = e.address(base["E"], e.iop("mul", i, (K + 1) * 2 * W))
+    V_p = e.address(base["V"], e.iop("mul", parent, (K + 1) * 6 * W))
+    G_p = e.address(base["G"], e.iop("mul", parent, K * 3 * W))
+    V_i = e.address(base["V"], e.iop("mul", i, (K + 1) * 6 * W))
+    G_i = e.address(base["G"], e.iop("mul", i, K * 3 * W))
+    F_i = e.address(base["F"], e.iop("mul", i, K * 6 * W))
+    R, q = _transform(e, i, mo)
+
+    def rotate(a):
+        return [e.dot(zip(R[r], a)) for r in range(3)]
+
+    def kind(revolute):
+        t = J(0)
+        wc = [e.mul(J(k + 1), 1.0 / fact[k]) for k in range(K + 1)]
+        # E_k: coefficients of exp(-i q) (revolute), of q (prismatic, real part)
+        if revolute:
+            sn, cs = _sincos(e, t)
+            E = [(cs, e.neg(sn))]
+            for k in range(K):
+                a0 = e.dot((wc[j], E[k - j][0]) for j in range(k + 1))
+                a1 = e.dot((wc[j], E[k - j][1]) for j in range(k + 1))
+                E.append((e.mul(a1, 1.0 / (k + 1)), e.mul(a0, -1.0 / (k + 1))))
+        else:
+            E = [(t, 0.0)] + [(e.mul(wc[k - 1], 1.0 / k), 0.0) for k in range(1, K + 1)]
+        for k in range(K + 1):
+            e.store(E[k][0], E_i, 2 * k * W)
+            e.store(E[k][1], E_i, (2 * k + 1) * W)
+        # twists: Y_k = Ad(H) V_p,k, then the joint motion, + wc_k Z
+        Y = []
+        for k in range(K + 1):
+            a = [e.load(V_p, (6 * k + r) * W) for r in range(6)]
+            r3 = rotate(a[:3])
+            b3 = rotate(a[3:])
+            Y.append(r3 + [e.add(b3[0], e.sub(e.mul(q[1], r3[2]), e.mul(q[2], r3[1]))),
+                           e.add(b3[1], e.sub(e.mul(q[2], r3[0]), e.mul(q[0], r3[2]))),
+                           e.add(b3[2], e.sub(e.mul(q[0], r3[1]), e.mul(q[1], r3[0])))])
+        V = []
+        for k in range(K + 1):
+            if revolute:
+                x = [e.dot([(E[j][0], Y[k - j][c0]) for j in range(k + 1)]
+                           + [(e.neg(E[j][1]), Y[k - j][c1]) for j in range(k + 1)])
+                     if sign else
+                     e.dot([(E[j][1], Y[k - j][c0]) for j in range(k + 1)]
+                           + [(E[j][0], Y[k - j][c1]) for j in range(k + 1)])
+                     for c0, c1, sign in ((0, 1, True), (0, 1, False), (3, 4, True), (3, 4, False))]
+                V.append([x[0], x[1], e.add(Y[k][2], wc[k]), x[2], x[3], Y[k][5]])
+            else:  # v += (-q e_z) x w = q (w1, -w0, 0)
+                x3 = e.add(Y[k][3], e.dot((E[j][0], Y[k - j][1]) for j in range(k + 1)))
+                x4 = e.sub(Y[k][4], e.dot((E[j][0], Y[k - j][0]) for j in range(k + 1)))
+                V.append([Y[k][0], Y[k][1], Y[k][2], x3, x4, e.add(Y[k][5], wc[k])])
+            for r in range(6):
+                e.store(V[k][r], V_i, (6 * k + r) * W)
+        # gravity: the linear part of (0, -g) moved along the tree
+        Z = [rotate([e.load(G_p, (3 * k + r) * W) for r in range(3)]) for k in range(K)]
+        G = []
+        for k in range(K):
+            if revolute:
+                g0 = e.dot([(E[j][0], Z[k - j][0]) for j in range(k + 1)]
+                           + [(e.neg(E[j][1]), Z[k - j][1]) for j in range(k + 1)])
+                g1 = e.dot([(E[j][1], Z[k - j][0]) for j in range(k + 1)]
+                           + [(E[j][0], Z[k - j][1]) for j in range(k + 1)])
+                G.append([g0, g1, Z[k][2]])
+            else:
+                G.append(Z[k])
+            for r in range(3):
+                e.store(G[k][r], G_i, (3 * k + r) * W)
+        _body_wrench(e, i, K, V, G, mo, base, wrenches, F_i)
+
+    e.branch(rev, lambda: kind(True), lambda: kind(False))
+
+
+def _body_wrench(e, i, K, V, G, mo, base, wrenches, F_i):
+    """F_k = M (dV_k + (0, G_k)) + sum_j -ad(V_j)^T M V_{k-j} (- Tw W_ext,k), stored in F_i."""
+    W = e.width
+    M = [[e.scalar("%geo", e.iop("add", mo["M"], e.iop("add", e.iop("mul", i, 36), 6 * r + c)))
+          for c in range(6)] for r in range(6)]
+    h = [[e.dot(zip(M[r], V[k])) for r in range(6)] for k in range(K)]
+    if wrenches:
+        Tw = [[e.scalar("%geo", e.iop("add", mo["Tw"], e.iop("add", e.iop("mul", i, 36), 6 * r + c)))
+               for c in range(6)] for r in range(6)]
+    for k in range(K):
+        d = [e.mul(V[k + 1][c], float(k + 1)) for c in range(6)]
+        d = d[:3] + [e.add(d[3 + c], G[k][c]) for c in range(3)]
+        F = [e.dot(zip(M[r], d)) for r in range(6)]
+        # -ad(V)^T h = (w x L + v x F, w x F) for V = (w, v), h = (L, F)
+        for j in range(k + 1):
+            w, v, L, f = V[j][:3], V[j][3:], h[k - j][:3], h[k - j][3:]
+            for r in range(3):
+                a, b = (r + 1) % 3, (r + 2) % 3
+                F[r] = e.add(F[r], e.sub(e.add(e.mul(w[a], L[b]), e.mul(v[a], f[b])),
+                                         e.add(e.mul(w[b], L[a]), e.mul(v[b], f[a]))))
+                F[3 + r] = e.add(F[3 + r], e.sub(e.mul(w[a], f[b]), e.mul(w[b], f[a])))
+        if wrenches:
+            n_ = "%n"
+            X = e.address(base["X"], e.iop("mul", e.iop("add", e.iop("mul", n_, k), i), 6 * W))
+            x = [e.load(X, c * W) for c in range(6)]
+            F = [e.sub(F[r], e.dot(zip(Tw[r], x))) for r in range(6)]
+        for r in range(6):
+            e.store(F[r], F_i, (6 * k + r) * W)
+
+
+def _backward(e, i, K, n, mo, base, fact):
+    """tau_i (into O) and body i's wrench moved to its parent (added to F_parent)."""
+    W = e.width
+    parent, rev = _joint(e, i, n, mo)
+    E_i = e.address(base["E"], e.iop("mul", i, (K + 1) * 2 * W))
+    F_i = e.address(base["F"], e.iop("mul", i, K * 6 * W))
+    F_p = e.address(base["F"], e.iop("mul", parent, K * 6 * W))
+    R, q = _transform(e, i, mo)
+
+    def kind(revolute):
+        F = [[e.load(F_i, (6 * k + r) * W) for r in range(6)] for k in range(K)]
+        z = 2 if revolute else 5
+        for k in range(K):
+            e.store(e.mul(F[k][z], fact[k]),
+                    e.address(base["O"], e.iop("mul", e.iop("add", e.iop("mul", n, k), i), W)), 0)
+        if revolute:
+            E = [(e.load(E_i, 2 * k * W), e.load(E_i, (2 * k + 1) * W)) for k in range(K)]
+        else:
+            E = [(e.load(E_i, 2 * k * W), 0.0) for k in range(K)]
+        for k in range(K):
+            # the joint motion transposed: exp(+i q) on (x, y), or t += q e_z x f
+            if revolute:
+                def rot(c0, c1):
+                    x = e.dot([(E[j][0], F[k - j][c0]) for j in range(k + 1)]
+                              + [(E[j][1], F[k - j][c1]) for j in range(k + 1)])
+                    y = e.dot([(E[j][0], F[k - j][c1]) for j in range(k + 1)]
+                              + [(e.neg(E[j][1]), F[k - j][c0]) for j in range(k + 1)])
+                    return x, y
+
+                t0, t1 = rot(0, 1)
+                f0, f1 = rot(3, 4)
+            else:
+                t0 = e.sub(F[k][0], e.dot((E[j][0], F[k - j][4]) for j in range(k + 1)))
+                t1 = e.add(F[k][1], e.dot((E[j][0], F[k - j][3]) for j in range(k + 1)))
+                f0, f1 = F[k][3], F[k][4]
+            t2, f2 = F[k][2], F[k][5]
+            # Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)
+            u = [e.add(t0, e.sub(e.mul(f1, q[2]), e.mul(f2, q[1]))),
+                 e.add(t1, e.sub(e.mul(f2, q[0]), e.mul(f0, q[2]))),
+                 e.add(t2, e.sub(e.mul(f0, q[1]), e.mul(f1, q[0])))]
+            f = [f0, f1, f2]
+            for c in range(3):
+                for part, vec in ((0, u), (3, f)):
+                    at = (6 * k + part + c) * W
+                    old = e.load(F_p, at)
+                    e.store(e.add(old, e.dot((R[r][c], vec[r]) for r in range(3))), F_p, at)
+
+    e.branch(rev, lambda: kind(True), lambda: kind(False))
+
+
+# -- compiled kernels and their numba caller --------------------------------------------------------
+_addresses = {}  # (K, width, wrenches) -> address of the compiled kernel
+
+
+def run(parents, geo, jet, K, wext, out):
+    """The recursion on ``jet`` (B, >=K+2, n) into ``out`` (B, K, n) (C-contiguous float64
+    arrays; ``wext`` (K, B, n, 6) or empty): the kernel for one sample (scalars) or for
+    vectors of :data:`WIDTH` samples, compiled on first use. The arguments of
+    :func:`hod_dynamics._kernels.rnea_jets_general` (``parents`` unused: they are in ``geo``).
+    Returns False, leaving ``out`` unfinished, when the jet holds a NaN or an infinity."""
+    width = 1 if jet.shape[0] == 1 else WIDTH
+    key = (K, width, wext.shape[1] > 0)
+    address = _addresses.get(key)
+    if address is None:
+        address = _addresses[key] = kernel_address(*key)
+    return run_kernel(address, geo, jet, K, width, wext, out)
+
+
+def kernel_address(K, width, wrenches):
+    """Address of the compiled kernel (compiled now, or loaded from the disk cache)."""
+    text, name = _ir(K, width, wrenches)
+    return compile_ir(text, name)
+
+
+def kernel_cached(K, width, wrenches):
+    """True when the kernel's machine code is in the disk cache."""
+    text, name = _ir(K, width, wrenches)
+    return is_cached(text, name)
+
+
+_IR = {}
+
+
+def _ir(K, width, wrenches):
+    key = (K, width, wrenches)
+    try:
+        return _IR[key]
+    except KeyError:
+        value = _IR[key] = kernel_ir(K, width, wrenches)
+        return value
+
+
+@_njit
+def run_kernel(address, geo, jet, K, width, wext, out):
+    """The generated kernel at ``address`` (K coefficients, ``width`` lanes) on jet (B, >=K+2,
+    n) into out (B, K, n), with wext (K, B, n, 6) or an empty wext; True, or False when the
+    jet holds a NaN or an infinity. Raises ValueError for arrays of other shapes."""
+    n = int(geo[0])
+    B = jet.shape[0]
+    wrenches = wext.shape[1] > 0
+    if (jet.shape[2] != n or jet.shape[1] < K + 2 or out.shape[0] != B or out.shape[1] != K
+            or out.shape[2] != n):
+        raise ValueError("generated kernel: arrays of the wrong shape")
+    if wrenches and (wext.shape[0] != K or wext.shape[1] != B or wext.shape[2] != n
+                     or wext.shape[3] != 6):
+        raise ValueError("generated kernel: wrench array of the wrong shape")
+    if B == 0:
+        return True
+    work = np.empty(work_size_jit(n, K, width, wrenches))
+    status = call_address(address, (geo, jet, B, jet.shape[1], wext, wext.shape[1], out, work))
+    return status != 0
+
+
+@_njit
+def work_size_jit(n, K, width, wrenches):
+    """:func:`work_size` in compiled code."""
+    per = ((n + 1) * (K + 1) * 6 + (n + 1) * K * 9 + n * (K + 1) * 2 + (K + 2) * n + K * n)
+    if wrenches:
+        per += K * n * 6
+    return per * width
