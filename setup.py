@@ -36,6 +36,10 @@ PLOT = ["matplotlib>=3.5"]
 FAST = []
 # xacro robot descriptions (RobotModel.from_urdf of a .xacro); ament_index_python resolves $(find pkg)
 XACRO = ["xacro>=2.0", "ros-ament-index-python"]
+# identify --method consistent: the convex fit of physically consistent inertias is a semidefinite
+# program with log-det terms (cvxpy models it, Clarabel solves it, SCS is cvxpy's fallback);
+# threadpoolctl keeps BLAS on one thread for the small dense problems of identify and excite
+IDENTIFICATION = ["cvxpy>=1.4", "clarabel>=0.6", "threadpoolctl>=3"]
 # colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
         "setuptools"]
@@ -54,8 +58,9 @@ setup(
     data_files=data_files,
     # urdf-parser-py reads the values of a URDF (after our validation pass has located and checked it)
     install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5", "numba>=0.59"],
-    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "test": TEST,
-                    "all": ROS + BAG + PLOT + FAST + XACRO + TEST},
+    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "identification": IDENTIFICATION,
+                    "test": TEST,
+                    "all": ROS + BAG + PLOT + FAST + XACRO + IDENTIFICATION + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",

@@ -29,9 +29,11 @@ from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError
 from .floating import time_derivatives_floating
 from .forward import forward_dynamics
 from .friction import FrictionModel, load_friction
+from .inertia import inertial_parameters
 from .kinematics import frame_jacobian, frame_pose
 from .model import RobotModel
 from .partials import id_partials
+from .regressors import regressor, regressor_time_derivatives
 from .second_partials import (SecondPartialsData, id_partials_directional, id_second_order_rate,
                               id_second_partials)
 from .robots import load_robot, robot_path, shipped_robots
@@ -46,6 +48,7 @@ __all__ = [
     "SecondPartialsData",
     "frame_pose", "frame_jacobian",
     "FrictionModel", "load_friction", "Trajectory", "load_trajectory",
+    "inertial_parameters", "regressor", "regressor_time_derivatives",
     "HodDynamicsError", "InputError", "ModelError", "TrajectoryError", "HodDynamicsWarning",
 ]
 
@@ -53,10 +56,11 @@ __all__ = [
 _LAZY = {"Trajectory": "hod_dynamics.trajectory:Trajectory",
          "load_trajectory": "hod_dynamics.trajectory:load_trajectory"}
 _LAZY.update({name: f"hod_dynamics.{name}" for name in (
-    "actuators", "analysis", "backend", "bag", "cli", "closed_form", "crba", "dynamics", "eom",
-    "errors", "forward", "friction", "jets", "kinematics", "model", "msgfields", "paper_examples",
-    "partials", "plots", "recursive", "second_partials", "dispatch", "robots", "smoothing", "spatial", "timebase", "trajectory",
-    "trajectory_feedforward", "units", "urdf", "validation", "yamlfile")})
+    "actuators", "analysis", "backend", "bag", "base_parameters", "cli", "closed_form", "crba", "dispatch",
+    "dynamics", "eom", "errors", "excitation", "forward", "friction", "identification", "inertia", "jets",
+    "kinematics", "model", "msgfields", "paper_examples", "partials", "plots", "recursive", "regressors",
+    "robots", "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward",
+    "units", "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
 
 # the names of earlier releases, kept for one release: application layers and families
 _MOVED = {

@@ -267,6 +267,84 @@ def _scalar_body_wrench(M, i, V, G, h, W, K):
             W[i, k, 5] += u0 * F1 - u1 * F0
 
 
+@_inline
+def _forward_body(parents, screws, R0, P0, g0, jet, b, i, K, fact, R, P, V, G, wc, E, floating, VR, GR, br):
+    """The forward pass of body i for sample b, on scalars: R, P (n, K+1, 3, 3) the blocks of
+    the coefficients of ``Ad_{C_{i,parent}}``, V (n, K+1, 6) the twist, G (n, K, 3) the linear
+    part of the gravity twist; wc (K+1,) and E (3, 3) scratch. A floating base (``floating``)
+    moves the bodies without a parent with the twist coefficients ``VR[br]`` (K+1, 6) and
+    gravity ``GR[br]`` (K, 3); a fixed base has the constant gravity (0, -g) of ``g0``."""
+    par = parents[i]
+    for k in range(K + 1):
+        wc[k] = jet[b, k + 1, i] / fact[k]
+    w0, w1, w2 = screws[i, 0], screws[i, 1], screws[i, 2]
+    v0, v1, v2 = screws[i, 3], screws[i, 4], screws[i, 5]
+    # Ad_0 = Ad(exp(-X q)) Ad(B^-1): R = E R0, P = p~ E R0 + E P0
+    p0, p1, p2 = screw_exp(screws, i, -jet[b, 0, i], E)
+    for c in range(3):
+        for r in range(3):
+            R[i, 0, r, c] = (E[r, 0] * R0[i, 0, c] + E[r, 1] * R0[i, 1, c]
+                             + E[r, 2] * R0[i, 2, c])
+            P[i, 0, r, c] = (E[r, 0] * P0[i, 0, c] + E[r, 1] * P0[i, 1, c]
+                             + E[r, 2] * P0[i, 2, c])
+        r0, r1, r2 = R[i, 0, 0, c], R[i, 0, 1, c], R[i, 0, 2, c]
+        P[i, 0, 0, c] += p1 * r2 - p2 * r1
+        P[i, 0, 1, c] += p2 * r0 - p0 * r2
+        P[i, 0, 2, c] += p0 * r1 - p1 * r0
+    # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j, column by column
+    for k in range(1, K + 1):
+        s = -1.0 / k
+        for c in range(3):
+            a0 = a1 = a2 = e0 = e1 = e2 = 0.0
+            for j in range(k):
+                f = wc[k - 1 - j]
+                a0 += f * R[i, j, 0, c]
+                a1 += f * R[i, j, 1, c]
+                a2 += f * R[i, j, 2, c]
+                e0 += f * P[i, j, 0, c]
+                e1 += f * P[i, j, 1, c]
+                e2 += f * P[i, j, 2, c]
+            R[i, k, 0, c] = s * (w1 * a2 - w2 * a1)
+            R[i, k, 1, c] = s * (w2 * a0 - w0 * a2)
+            R[i, k, 2, c] = s * (w0 * a1 - w1 * a0)
+            P[i, k, 0, c] = s * (v1 * a2 - v2 * a1 + w1 * e2 - w2 * e1)
+            P[i, k, 1, c] = s * (v2 * a0 - v0 * a2 + w2 * e0 - w0 * e2)
+            P[i, k, 2, c] = s * (v0 * a1 - v1 * a0 + w0 * e1 - w1 * e0)
+    # V_k = wc_k X + sum_j Ad_j V_par,k-j;  G_k = sum_j R_j G_par,k-j (linear part only)
+    for k in range(K + 1):
+        for r in range(6):
+            V[i, k, r] = wc[k] * screws[i, r]
+        if k < K:
+            G[i, k, 0] = G[i, k, 1] = G[i, k, 2] = 0.0
+        for j in range(k + 1):
+            if par < 0 and not floating:
+                if j == k and k < K:  # the fixed base: G = (0, -g), constant
+                    for r in range(3):
+                        G[i, k, r] = (R[i, k, r, 0] * g0[3] + R[i, k, r, 1] * g0[4]
+                                      + R[i, k, r, 2] * g0[5])
+                continue
+            m = k - j
+            gp0 = gp1 = gp2 = 0.0
+            if par < 0:  # the floating base's twist and gravity
+                x0, x1, x2 = VR[br, m, 0], VR[br, m, 1], VR[br, m, 2]
+                x3, x4, x5 = VR[br, m, 3], VR[br, m, 4], VR[br, m, 5]
+                if k < K:
+                    gp0, gp1, gp2 = GR[br, m, 0], GR[br, m, 1], GR[br, m, 2]
+            else:
+                x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
+                x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
+                if k < K:
+                    gp0, gp1, gp2 = G[par, m, 0], G[par, m, 1], G[par, m, 2]
+            for r in range(3):
+                V[i, k, r] += R[i, j, r, 0] * x0 + R[i, j, r, 1] * x1 + R[i, j, r, 2] * x2
+                V[i, k, r + 3] += (P[i, j, r, 0] * x0 + P[i, j, r, 1] * x1 + P[i, j, r, 2] * x2
+                                   + R[i, j, r, 0] * x3 + R[i, j, r, 1] * x4
+                                   + R[i, j, r, 2] * x5)
+                if k < K:
+                    G[i, k, r] += (R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1
+                                   + R[i, j, r, 2] * gp2)
+
+
 @_njit
 def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P, V, G, W,
               h, wc, E, VR, GR, WR):
@@ -284,75 +362,7 @@ def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact,
     has_w = wext.shape[1] > 0
     floating = VR.shape[0] > 0
     for i in range(n):
-        par = parents[i]
-        for k in range(K + 1):
-            wc[k] = jet[b, k + 1, i] / fact[k]
-        w0, w1, w2 = screws[i, 0], screws[i, 1], screws[i, 2]
-        v0, v1, v2 = screws[i, 3], screws[i, 4], screws[i, 5]
-        # Ad_0 = Ad(exp(-X q)) Ad(B^-1): R = E R0, P = p~ E R0 + E P0
-        p0, p1, p2 = screw_exp(screws, i, -jet[b, 0, i], E)
-        for c in range(3):
-            for r in range(3):
-                R[i, 0, r, c] = (E[r, 0] * R0[i, 0, c] + E[r, 1] * R0[i, 1, c]
-                                 + E[r, 2] * R0[i, 2, c])
-                P[i, 0, r, c] = (E[r, 0] * P0[i, 0, c] + E[r, 1] * P0[i, 1, c]
-                                 + E[r, 2] * P0[i, 2, c])
-            r0, r1, r2 = R[i, 0, 0, c], R[i, 0, 1, c], R[i, 0, 2, c]
-            P[i, 0, 0, c] += p1 * r2 - p2 * r1
-            P[i, 0, 1, c] += p2 * r0 - p0 * r2
-            P[i, 0, 2, c] += p0 * r1 - p1 * r0
-        # Ad_k = (-1/k) ad(X) sum_{j<k} wc_{k-1-j} Ad_j, column by column
-        for k in range(1, K + 1):
-            s = -1.0 / k
-            for c in range(3):
-                a0 = a1 = a2 = e0 = e1 = e2 = 0.0
-                for j in range(k):
-                    f = wc[k - 1 - j]
-                    a0 += f * R[i, j, 0, c]
-                    a1 += f * R[i, j, 1, c]
-                    a2 += f * R[i, j, 2, c]
-                    e0 += f * P[i, j, 0, c]
-                    e1 += f * P[i, j, 1, c]
-                    e2 += f * P[i, j, 2, c]
-                R[i, k, 0, c] = s * (w1 * a2 - w2 * a1)
-                R[i, k, 1, c] = s * (w2 * a0 - w0 * a2)
-                R[i, k, 2, c] = s * (w0 * a1 - w1 * a0)
-                P[i, k, 0, c] = s * (v1 * a2 - v2 * a1 + w1 * e2 - w2 * e1)
-                P[i, k, 1, c] = s * (v2 * a0 - v0 * a2 + w2 * e0 - w0 * e2)
-                P[i, k, 2, c] = s * (v0 * a1 - v1 * a0 + w0 * e1 - w1 * e0)
-        # V_k = wc_k X + sum_j Ad_j V_par,k-j;  G_k = sum_j R_j G_par,k-j (linear part only)
-        for k in range(K + 1):
-            for r in range(6):
-                V[i, k, r] = wc[k] * screws[i, r]
-            if k < K:
-                G[i, k, 0] = G[i, k, 1] = G[i, k, 2] = 0.0
-            for j in range(k + 1):
-                if par < 0 and not floating:
-                    if j == k and k < K:  # the fixed base: G = (0, -g), constant
-                        for r in range(3):
-                            G[i, k, r] = (R[i, k, r, 0] * g0[3] + R[i, k, r, 1] * g0[4]
-                                          + R[i, k, r, 2] * g0[5])
-                    continue
-                m = k - j
-                gp0 = gp1 = gp2 = 0.0
-                if par < 0:  # the floating base's twist and gravity
-                    x0, x1, x2 = VR[b, m, 0], VR[b, m, 1], VR[b, m, 2]
-                    x3, x4, x5 = VR[b, m, 3], VR[b, m, 4], VR[b, m, 5]
-                    if k < K:
-                        gp0, gp1, gp2 = GR[b, m, 0], GR[b, m, 1], GR[b, m, 2]
-                else:
-                    x0, x1, x2 = V[par, m, 0], V[par, m, 1], V[par, m, 2]
-                    x3, x4, x5 = V[par, m, 3], V[par, m, 4], V[par, m, 5]
-                    if k < K:
-                        gp0, gp1, gp2 = G[par, m, 0], G[par, m, 1], G[par, m, 2]
-                for r in range(3):
-                    V[i, k, r] += R[i, j, r, 0] * x0 + R[i, j, r, 1] * x1 + R[i, j, r, 2] * x2
-                    V[i, k, r + 3] += (P[i, j, r, 0] * x0 + P[i, j, r, 1] * x1 + P[i, j, r, 2] * x2
-                                       + R[i, j, r, 0] * x3 + R[i, j, r, 1] * x4
-                                       + R[i, j, r, 2] * x5)
-                    if k < K:
-                        G[i, k, r] += (R[i, j, r, 0] * gp0 + R[i, j, r, 1] * gp1
-                                       + R[i, j, r, 2] * gp2)
+        _forward_body(parents, screws, R0, P0, g0, jet, b, i, K, fact, R, P, V, G, wc, E, floating, VR, GR, b)
         # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
         _scalar_body_wrench(inertias, i, V, G, h, W, K)
         if has_w:

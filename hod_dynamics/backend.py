@@ -17,6 +17,7 @@ The compiled kernels release the GIL; large batches are split into chunks comput
 ``HOD_DYNAMICS_THREADS`` threads (default: the CPUs this process may run on; 1 disables it).
 """
 
+import contextlib
 import importlib.util
 import os
 import threading
@@ -54,18 +55,21 @@ def kernels():
 # the kernels' entry points: the helpers they call are compiled into them
 _ENTRY_POINTS = {"rnea": ("_kernels", ("rnea_jets",)),
                  "partials": ("_partials_kernels", ("first_partials", "second_partials",
-                                                 "second_partials_one"))}
+                                                 "second_partials_one")),
+                 "regressor": ("_regressor_kernels", ("regressor_jets",))}
 
 
 def kernels_cached(which="rnea"):
     """True when numba's disk cache holds the machine code of the kernels ``which``
     (``"rnea"``: tau and its time derivatives; ``"partials"``: first- and second-order
-    partials), so that their first use in this process loads it rather than compiling; False
-    when it will compile; None when numba cannot run or its cache cannot be inspected."""
+    partials; ``"regressor"``: the regressor and its time derivatives), so that their first
+    use in this process loads it rather than compiling; False when it will compile; None when
+    numba cannot run or its cache cannot be inspected."""
     if kernels() is None:
         return None
     module_name, names = _ENTRY_POINTS[which]
-    module = kernels() if module_name == "_kernels" else partials_kernels()
+    module = {"_kernels": kernels, "_partials_kernels": partials_kernels,
+              "_regressor_kernels": regressor_kernels}[module_name]()
     try:  # numba's cache index: empty when missing, stale (source rewritten) or of another numba
         return all(bool(getattr(module, name)._cache._cache_file._load_index()) for name in names)
     except Exception:  # a private layout of numba's that changed: cannot tell
@@ -86,6 +90,15 @@ def partials_kernels():
     from . import _partials_kernels
 
     return _partials_kernels
+
+
+@lru_cache(maxsize=1)
+def regressor_kernels():
+    """The compiled regressor kernel (:mod:`hod_dynamics._regressor_kernels`); only call it
+    when :func:`resolve_backend` chose numba."""
+    from . import _regressor_kernels
+
+    return _regressor_kernels
 
 
 def kernel_array(a):
@@ -238,6 +251,23 @@ def map_chunks(func, start, stop):
             pool = _pools[count - 1] = ThreadPoolExecutor(count - 1, "hod_dynamics")
     rest = [pool.submit(func, a, b) for a, b in zip(edges[1:-1], edges[2:])]
     return [func(edges[0], edges[1])] + [f.result() for f in rest]
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """Run the block with one BLAS thread (threadpoolctl, when installed; else as it is).
+
+    The dense problems of identification and excitation design are small (tens of columns):
+    one thread solves them as fast as several on an idle machine, while OpenBLAS's threads on
+    a busy one wait for each other at every step (measured: an 840 x 64 SVD 0.9 ms alone,
+    120 ms beside other jobs on two cores)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(1, user_api="blas"):
+        yield
 
 
 # moved to hod_dynamics.dispatch (it runs the dispatcher, above this module); kept for one release

@@ -5,6 +5,8 @@
                       [--xacro-arg NAME:=VALUE]
     hod-dynamics robots
     hod-dynamics analyze-bag BAG --urdf URDF --out DIR [--time-base auto] [--friction fit|FILE] ...
+    hod-dynamics identify BAG [BAG ...] --urdf URDF --out DIR [--validate BAG ...] [--method ols|consistent]
+    hod-dynamics excite --urdf URDF --out traj.yaml [--duration S] [--harmonics H]
 
 Every failure the user can cause (bad arguments, a missing or malformed file, an output folder
 that cannot be written, a job that would not fit in memory) prints one line
@@ -22,9 +24,8 @@ import warnings
 import numpy as np
 
 from . import paper_examples as paper
-from .errors import CommandError, HodDynamicsError, HodDynamicsWarning
-from .model import RobotModel
-from .robots import load_robot, robot_path, shipped_robots, urdf_source
+from .errors import CommandError, HodDynamicsError
+from .robots import load_robot, model_from_description, robot_path, shipped_robots
 from .units import common_unit, friction_units
 from .urdf import xacro_args_from_strings
 
@@ -63,20 +64,15 @@ def _parse_locks(items):
     return locks
 
 
-def _load_model(args):
+def _load_model(args, extensions=False):
     """The model of ``--urdf``/``URDF`` (a file or a shipped robot's name) with the shared model
     options; returns (model, the HodDynamicsWarning messages of the reading: --lenient problems,
-    identified inertias)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", HodDynamicsWarning)
-        model = RobotModel.from_urdf(urdf_source(args.urdf), root_link=args.root, tip_links=args.tip,
-                                     locked_joints=_parse_locks(args.lock), strict=not args.lenient,
-                                     xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
-    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)]
-    for w in caught:  # anything else goes on as usual
-        if not issubclass(w.category, HodDynamicsWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return model, notes
+    identified inertias, negative <dynamics> values, and with ``extensions`` the extensions read
+    past, which ``info`` lists and the other commands leave to it)."""
+    return model_from_description(args.urdf, root_link=args.root, tip_links=args.tip,
+                                  locked_joints=_parse_locks(args.lock), strict=not args.lenient,
+                                  xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"),
+                                  extensions=extensions)
 
 
 def _output_folder(path, flag="--out"):
@@ -205,9 +201,9 @@ def cmd_demo(args):
 # -- info, robots -------------------------------------------------------------------------------
 def cmd_info(args):
     """Print the joints, limits and masses of a URDF (or xacro) model, a file or a shipped
-    robot's name, and the warnings of its reading (unknown elements read past with --lenient,
-    inertias that are not positive semi-definite)."""
-    model, notes = _load_model(args)
+    robot's name, and the warnings of its reading (extensions read past, misspellings read past
+    with --lenient, inertias that are not positive semi-definite, negative <dynamics> values)."""
+    model, notes = _load_model(args, extensions=True)
     print(f"{model.name}: {model.n_dof} moving joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
     for note in notes:
@@ -245,6 +241,17 @@ class _Progress:
             print(f"\r{self.label:<10} [{bar}] {pct:3d}% ({done}/{total})", end="\n" if done >= total else "",
                   file=sys.stderr, flush=True)
 
+    def line(self, message):
+        """A status line that replaces the previous one (long jobs with stages)."""
+        if self.enabled:
+            print(f"\r\033[K{self.label}: {message}", end="", file=sys.stderr, flush=True)
+            self.last = -2
+
+    def done(self):
+        """End a status line."""
+        if self.enabled and self.last == -2:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+
 
 def bag_memory(samples, recorded_joints, n, order):
     """Bytes the analysis of ``samples`` joint states holds: the recording, the fitted jets, the
@@ -270,10 +277,11 @@ def cmd_analyze_bag(args):
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
     friction = args.friction
-    if friction not in (None, "fit", "urdf"):
+    if friction not in (None, "fit"):
         from .friction import load_friction
 
-        friction = load_friction(friction, model)   # a bad file fails before the bag is read
+        loaded = load_friction(friction, model)   # a bad file or URDF value fails before the bag is read
+        friction = friction if friction == "urdf" else loaded
     _output_folder(args.out)
     plot = _plots_possible(args.no_plot)
     show = not args.no_progress
@@ -369,15 +377,133 @@ def summary_lines(result, model, elapsed):
     return lines
 
 
+# -- identify, excite ---------------------------------------------------------------------------
+def cmd_identify(args):
+    """Identify the robot's inertial parameters (and joint friction) from recorded joint states
+    and efforts: each bag is fitted as analyze-bag does it (time base, smoothing), the base
+    parameters are estimated by weighted least squares (--method ols) or by a convex fit that
+    keeps every body physically consistent and takes what the data does not determine from the
+    URDF (--method consistent, the default), and the result is checked on --validate bags.
+    Writes identified.urdf (the URDF with new inertials and <dynamics>), friction.yaml,
+    identification.json (parameters, standard errors, condition number, residuals per bag and
+    joint, prior and identified) and torque_<bag>.png (measured against predicted torque)."""
+    from .analysis import analyze_joint_states
+    from .bag import read_joint_states
+    from .errors import InputError
+    from .identification import evaluate, identify, recording_label, summary, write_outputs
+    from .urdf_writer import locked_parts
+
+    model, notes = _load_model(args)
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    if model.floating:
+        raise CommandError(f"identify: '{args.urdf}' gives a floating-base model; joint states record no base "
+                           "motion, so identify a fixed-base robot (choose --root)")
+    _output_folder(args.out)
+    plot = _plots_possible(args.no_plot)
+    show = not args.no_progress
+    status = _Progress("identify", show)
+    start = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+
+        def analysed(path, role):
+            states = read_joint_states(path, args.joint_states, time_base=args.time_base,
+                                       progress=_Progress("reading", show))
+            status.line(f"fitting {role} bag {recording_label(path)} ({len(states.t)} samples)")
+            try:
+                if states.effort is None:
+                    raise InputError(f"the joint states on {states.topic} carry no efforts; identification needs "
+                                     "the measured joint torques")
+                return analyze_joint_states(model, states, order=0, smoothing=args.smoothing)
+            except InputError as exc:
+                raise InputError(f"bag '{path}': {exc}") from None
+
+        runs = [analysed(path, "identification") for path in args.bags]
+        checks = [analysed(path, "validation") for path in args.validate or []]
+        xacro_args = xacro_args_from_strings(args.xacro_arg, "--xacro-arg")
+        locked = locked_parts(urdf_source(args.urdf), model, xacro_args=xacro_args) if args.lock else None
+        result = identify(model, runs, method=args.method, friction=args.friction,
+                          regularization=args.regularization, names=[recording_label(p) for p in args.bags],
+                          fixed_parts=locked, progress=status.line)
+        status.line("residuals and plots")
+        evaluation = evaluate(result, checks, [recording_label(p) for p in args.validate or []])
+        paths = write_outputs(result, args.out, urdf_source(args.urdf), evaluation, plots=plot,
+                              xacro_args=xacro_args, command=" ".join([PROG] + sys.argv[1:]))
+    status.done()
+    from .analysis import warning_notes
+
+    for line in identification_lines(result, summary(result, evaluation), time.perf_counter() - start):
+        print(line)
+    for note in warning_notes(caught):
+        print(f"note: {note}")
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
+def identification_lines(result, data, elapsed):
+    """The printed summary of an identification: sizes, conditioning, the residual RMS per bag
+    and joint with the prior and the identified model, notes."""
+    model = result.model
+    samples = sum(data["samples"].values())
+    lines = [f"identified '{model.name}' ({model.n_dof} joints) from {len(result.recordings)} bag(s), {samples} "
+             f"samples, method {result.method}{', with friction' if result.friction is not None else ''}, "
+             f"in {elapsed:.2f} s",
+             f"base parameters: {result.base.rank} of {result.base.K.shape[1]}; condition number "
+             f"{result.condition_number:.4g} ({result.condition_number_scaled:.4g} with unit-norm columns)",
+             "effort noise (residual std, N m): " + ", ".join(f"{nm} {v:.3g}" for nm, v in data["noise_std"].items())]
+    worst = sorted(data["base_parameters"], key=lambda e: -e["relative_standard_error"])[:3]
+    lines.append("least determined: " + "; ".join(f"{e['name']} = {e['value']:.4g} +- {e['standard_error']:.2g}"
+                                                   for e in worst))
+    consistent = sum(e["physically_consistent"] for e in data["bodies"].values())
+    lines.append(f"physically consistent bodies: {consistent} of {len(data['bodies'])}")
+    lines.append(f"  {'bag / joint':<28}{'prior':>10}{'identified':>12}   (residual rms, N m; prior with friction "
+                 "fitted per bag)")
+    for bag, entry in data["residual_rms"].items():
+        lines.append(f"  {bag} ({entry['role']})")
+        for joint, r in entry["joints"].items():
+            lines.append(f"    {joint:<26}{r['prior']:10.4g}{r['identified']:12.4g}")
+    lines += [f"note: {note}" for note in result.notes]
+    return lines
+
+
+def cmd_excite(args):
+    """Optimise an excitation trajectory for identification: per joint a Fourier series (a
+    fundamental period and its harmonics) around a centre, at rest at both ends, within the
+    URDF's position and velocity limits and --acceleration-limit, whose base regressor has the
+    smallest condition number. Writes it as a waypoint YAML that the demo trajectory
+    publisher and hod_dynamics.Trajectory load (record it, then run identify)."""
+    from .excitation import optimise_excitation, write_waypoints
+
+    model, notes = _load_model(args)
+    for note in notes:
+        print(f"warning: {note}", file=sys.stderr)
+    folder = os.path.dirname(os.path.abspath(args.out))
+    _output_folder(folder, "--out")
+    status = _Progress("optimising", not args.no_progress)
+    start = time.perf_counter()
+    result = optimise_excitation(model, duration=args.duration, harmonics=args.harmonics, period=args.period,
+                                 acceleration_limit=args.acceleration_limit, margin=args.margin, seed=args.seed,
+                                 friction=args.friction, progress=status)
+    status.done()
+    path = write_waypoints(result, args.out, robot=os.path.basename(args.urdf))
+    for line in result.describe():
+        print(line)
+    print(f"optimised in {time.perf_counter() - start:.1f} s")
+    print(f"wrote {path}")
+    return 0
+
+
 # -- the parser and the entry point -------------------------------------------------------------
-def _order_type(maximum):
+def _order_type(maximum, minimum=0):
     def order(text):
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"'{text}' is not an integer") from None
-        if not 0 <= value <= maximum:
-            raise argparse.ArgumentTypeError(f"{value} is outside 0..{maximum}")
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{value} is outside {minimum}..{maximum}")
         return value
 
     return order
@@ -395,13 +521,14 @@ def _positive(text):
 
 def _add_description_options(sub, lock_help):
     """The options that choose the model of a URDF: subtree, locked joints, strictness, xacro."""
-    sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the URDF root)")
+    sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the root of the URDF's one "
+                                                    "tree; a description of several trees needs it)")
     sub.add_argument("--tip", action="append", metavar="LINK",
                      help="tip link: keep only the chain root -> LINK (repeat the flag for several tips)")
     sub.add_argument("--lock", action="append", metavar="JOINT=VALUE", help=lock_help)
     sub.add_argument("--lenient", action="store_true",
-                     help="read past unknown URDF elements and attributes with a warning "
-                          "(default: an error naming the element, its line and the closest name)")
+                     help="read past misspelt URDF names and malformed values the model does not need, with a "
+                          "warning (default: an error naming the element, its line and the URDF name meant)")
     sub.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE",
                      help="argument of a xacro file (repeat the flag for several)")
 
@@ -466,7 +593,65 @@ def build_parser():
     bag.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap")
     bag.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     bag.set_defaults(func=cmd_analyze_bag)
+    _add_identify(sub)
+    _add_excite(sub)
     return parser
+
+
+def _add_identify(sub):
+    ident = sub.add_parser("identify", help="identify inertias and friction from recorded bags",
+                           description=cmd_identify.__doc__)
+    ident.add_argument("bags", nargs="+", metavar="BAG", help="bag(s) to identify from (rosbag2 folder, .db3, .mcap, "
+                       "ROS 1 .bag) with joint positions and efforts")
+    ident.add_argument("--urdf", required=True, metavar="URDF",
+                       help="URDF or xacro of the robot (the prior: kinematics, and the inertias the data does not "
+                            "determine), or the name of a shipped robot")
+    ident.add_argument("--out", required=True, metavar="DIR", help="output folder (created if needed)")
+    ident.add_argument("--validate", nargs="+", metavar="BAG", help="bag(s) to check the identified model on")
+    ident.add_argument("--friction", action=argparse.BooleanOptionalAction, default=True,
+                       help="identify joint friction (viscous, Coulomb, offset) with the inertias (default: on)")
+    ident.add_argument("--method", choices=("consistent", "ols"), default="consistent",
+                       help="consistent (default): every body physically consistent, the undetermined directions "
+                            "from the URDF (needs cvxpy); ols: weighted least squares of the base parameters")
+    ident.add_argument("--regularization", type=float, default=1.0, metavar="W",
+                       help="weight of the divergence from the URDF's inertias in the consistent fit, in units of "
+                            "one sample's weighted squared residual (default 1)")
+    ident.add_argument("--joint-states", metavar="TOPIC",
+                       help="sensor_msgs/JointState topic (default: the only one in each bag)")
+    ident.add_argument("--time-base", choices=("auto", "header", "receive", "index"), default="auto",
+                       help="sample times, as for analyze-bag (default auto)")
+    ident.add_argument("--smoothing", type=float, metavar="STD",
+                       help="position noise standard deviation in rad (m); default: estimated from the data")
+    _add_description_options(ident, "lock a joint the bags do not record at VALUE rad (m) (repeat the flag)")
+    ident.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
+    ident.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    ident.set_defaults(func=cmd_identify)
+
+
+def _add_excite(sub):
+    excite = sub.add_parser("excite", help="optimise an excitation trajectory for identify",
+                            description=cmd_excite.__doc__)
+    excite.add_argument("--urdf", required=True, metavar="URDF",
+                        help="URDF or xacro of the robot (limits and kinematics), or the name of a shipped robot")
+    excite.add_argument("--out", required=True, metavar="FILE", help="waypoint YAML to write")
+    excite.add_argument("--duration", type=_positive, default=20.0, metavar="S",
+                        help="trajectory length in s (default 20), whole periods")
+    excite.add_argument("--harmonics", type=_order_type(12, 3), default=5, metavar="3..12",
+                        help="harmonics of the fundamental per joint (default 5; four of their coefficients hold "
+                             "the motion at rest at both ends)")
+    excite.add_argument("--period", type=_positive, metavar="S",
+                        help="fundamental period in s (default: the duration split into periods of at most 10 s)")
+    excite.add_argument("--acceleration-limit", type=_positive, metavar="RAD/S2",
+                        help="joint acceleration limit in rad/s^2 (m/s^2) (default: 4 times each joint's velocity "
+                             "limit per second, 10 where the URDF has none)")
+    excite.add_argument("--margin", type=float, default=0.05, metavar="FRACTION",
+                        help="share of each position range (and of the velocity limits) kept free (default 0.05)")
+    excite.add_argument("--friction", action=argparse.BooleanOptionalAction, default=True,
+                        help="include the friction parameters in the condition number (default: on)")
+    excite.add_argument("--seed", type=int, default=0, help="seed of the random starts (default 0)")
+    _add_description_options(excite, "lock a joint at VALUE rad (m) (repeat the flag)")
+    excite.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    excite.set_defaults(func=cmd_excite)
 
 
 def _error(message):

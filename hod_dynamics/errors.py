@@ -4,16 +4,20 @@ Every error the library raises on bad input is a :class:`HodDynamicsError`, whic
 ``ValueError`` so that generic ``except ValueError`` handlers keep working. The message always
 names what is at fault (a joint, a link, a line of the URDF, an argument and its shape).
 
-- :class:`ModelError`: a robot model cannot be built (malformed URDF, unknown element or
+- :class:`ModelError`: a robot model cannot be built (malformed URDF, a misspelt element or
   attribute with ``strict=True``, unsupported joint type, zero axis, unknown link/joint names,
-  negative mass, inertia not positive semi-definite with ``inertia_check="error"``).
+  a link that is the child of two joints, a loop, several trees without ``root_link``, negative
+  mass, inertia not positive semi-definite with ``inertia_check="error"``, negative
+  ``<dynamics>`` values used as friction).
 - :class:`InputError`: an array handed to an algorithm has the wrong shape or holds NaN/inf,
   or an argument is out of its documented range.
 - :class:`TrajectoryError`: a trajectory cannot be built or evaluated (times not increasing,
   unknown or missing joints, too few points, derivatives beyond the spline's continuity).
 
 :class:`HodDynamicsWarning` (a ``UserWarning``) is the category of the warnings the library
-issues when it reads past something doubtful (``strict=False``, ``inertia_check="warn"``).
+issues when it reads past something doubtful (an extension of URDF, ``strict=False``,
+``inertia_check="warn"``, negative ``<dynamics>`` values); :class:`URDFExtensionWarning`, a
+subclass, is the one for the extensions of a robot description.
 
 The programs built on the library raise their own subclasses: :class:`CommandError` (the
 ``hod-dynamics`` command: one line, exit code 2), :class:`StartupError` (a node that cannot
@@ -47,10 +51,18 @@ class TrajectoryError(HodDynamicsError):
 
 
 class HodDynamicsWarning(UserWarning):
-    """A robot description was read past something doubtful: an unknown element or attribute
-    with ``strict=False``, or an inertia that is not positive semi-definite with
-    ``inertia_check="warn"``. Filter it with ``warnings.filterwarnings("error",
+    """A robot description was read past something doubtful: an element or attribute that is
+    not URDF (an extension), a misspelling with ``strict=False``, an inertia that is not
+    positive semi-definite with ``inertia_check="warn"``, or a negative ``<dynamics>`` value. Filter it with ``warnings.filterwarnings("error",
     category=hd.HodDynamicsWarning)`` to make it an error."""
+
+
+class URDFExtensionWarning(HodDynamicsWarning):
+    """A robot description holds an element or attribute that is not URDF and no likely
+    misspelling of it (a vendor's or simulator's extension, such as Unitree's ``<mujoco>`` or
+    Drake's ``<loop_joint>``): read past, as urdfdom and Pinocchio do. One warning per name,
+    saying where it occurs. Filter it with ``warnings.filterwarnings("ignore",
+    category=hd.errors.URDFExtensionWarning)``."""
 
 
 class CommandError(HodDynamicsError):

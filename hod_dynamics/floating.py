@@ -63,10 +63,21 @@ def _recursion(model, q, vjet, order, wrenches=None, backend=None, *, checked=Fa
     """tau^(0..order) (..., order+1, 6+n) of a floating model (a checked model and order):
     base wrench rows then joints. ``checked``: the caller validated vjet already."""
     compiled = resolve_backend(backend) == "numba"
+    batch, jet, root = flat_motion(model, q, vjet, order, checked=checked)
+    K = order + 1
+    tau, base = recursion(model, jet, K, batch, wrenches, compiled, root=root)
+    return np.concatenate([base, tau], axis=-1).reshape(batch + (K, model.nv))
+
+
+def flat_motion(model, q, vjet, order, *, checked=False):
+    """A floating model's motion as the recursion takes it: ``(batch shape, jet (B, order+3,
+    n) the joints' q, qd, ..., q^(order+2), root = (quat (B, 4), vbase (B, order+2, 6)))`` from
+    ``q`` (..., 7+n) and ``vjet`` (..., order+2, 6+n), their batch shapes broadcast.
+    ``checked``: the caller validated vjet already."""
     _, quat, joints = split_configuration(model, q)
     if not checked:
         vjet = check_velocity(model, vjet, "vjet", order + 2)
-    n, K = model.n_dof, order + 1
+    n = model.n_dof
     batch = joints.shape[:-1]
     if batch != vjet.shape[:-2]:
         try:
@@ -81,9 +92,7 @@ def _recursion(model, q, vjet, order, wrenches=None, backend=None, *, checked=Fa
     joints, quat = joints.reshape(B, 1, n), quat.reshape(B, 4)
     vjet = vjet.reshape((B,) + vjet.shape[-2:])
     jet = np.concatenate([joints, vjet[:, :, 6:]], axis=1)  # q, qd, ..., q^(order+2)
-    tau, base = recursion(model, jet, K, batch, wrenches, compiled,
-                          root=(np.ascontiguousarray(quat), np.ascontiguousarray(vjet[:, :, :6])))
-    return np.concatenate([base, tau], axis=-1).reshape(batch + (K, model.nv))
+    return batch, jet, (np.ascontiguousarray(quat), np.ascontiguousarray(vjet[:, :, :6]))
 
 
 def inverse_dynamics_floating(model, q, v, a, wrenches=None):

@@ -29,7 +29,7 @@ from typing import Tuple
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, ModelError
 from .jets import factorials
 from .yamlfile import read_mapping
 
@@ -110,7 +110,17 @@ def _number(value, what, joint, *, sign=None):
 
 def from_urdf_values(model):
     """The friction a URDF's ``<dynamics>`` tags give ``model`` (``model.damping`` viscous,
-    ``model.friction`` Coulomb, v_s = DEFAULT_VS, no offset)."""
+    ``model.friction`` Coulomb, v_s = DEFAULT_VS, no offset). A negative value (identification
+    output can have one; the model loads with a warning) would feed energy into the joint:
+    :class:`ModelError` naming the joint, its URDF line and the value."""
+    for key, values in (("damping", model.damping), ("friction", model.friction)):
+        for j in np.flatnonzero(values < 0):
+            name = model.joint_names[j]
+            line = model.joint_lines.get(name)
+            where = f"joint '{name}'" + (f" (line {line})" if line is not None else "")
+            raise ModelError(f"friction 'urdf': {where} has <dynamics {key}=\"{float(values[j])!r}\">, a "
+                             "negative coefficient (as friction it would feed energy into the "
+                             "joint); fit the friction, or give a friction file, instead")
     n = model.n_dof
     return FrictionModel(model.joint_names, model.friction, model.damping, np.zeros(n), np.full(n, DEFAULT_VS))
 

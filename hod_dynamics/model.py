@@ -70,8 +70,10 @@ class RobotModel:
     (rad or m, +-inf when unlimited), ``velocity_limits`` (rad/s or m/s) and ``effort_limits``
     (N m or N), inf when not given; ``frames`` maps every kept link name to a :class:`Frame`;
     ``damping`` (N m s/rad or N s/m) and ``friction`` (N m or N) (n,) the URDF
-    ``<dynamics damping friction>`` values, 0 where a joint has no tag (see
-    :mod:`hod_dynamics.friction`: they are used only when a caller asks for friction).
+    ``<dynamics damping friction>`` values as written, 0 where a joint has no tag (see
+    :mod:`hod_dynamics.friction`: they are used only when a caller asks for friction);
+    ``joint_lines`` maps each joint's name to the line of its ``<joint>`` element in the URDF
+    (empty for a model built from screws), for messages.
     """
 
     name: str
@@ -93,6 +95,7 @@ class RobotModel:
     friction: Optional[np.ndarray] = None   # (n,) URDF <dynamics friction>, N m; None: zeros
     floating: bool = False
     base_inertia: Optional[np.ndarray] = None  # floating models: (6, 6); None -> zeros
+    joint_lines: Mapping[str, int] = field(default_factory=dict)  # joint -> line of its URDF <joint>
 
     def __post_init__(self):
         n = len(self.joint_names)
@@ -108,6 +111,7 @@ class RobotModel:
         object.__setattr__(self, "joint_types", tuple(self.joint_types))
         object.__setattr__(self, "link_names", tuple(self.link_names))
         object.__setattr__(self, "floating", bool(self.floating))
+        object.__setattr__(self, "joint_lines", MappingProxyType(dict(self.joint_lines)))
         object.__setattr__(self, "base_inertia", _readonly(
             np.zeros((6, 6)) if self.base_inertia is None else self.base_inertia))
         self._validate(n)
@@ -239,19 +243,27 @@ class RobotModel:
                   floating_base=False):
         """Build a model from a URDF (or xacro) file path, or URDF XML (or xacro) text.
 
-        - ``root_link``: the link fixed to the world (default: the URDF root).
+        - ``root_link``: the link fixed to the world (default: the URDF root, the root of the
+          one tree the description holds; a description of several trees needs it).
         - ``tip_links``: keep only the chains from the root to these links (other links and
           their masses are dropped), e.g. ``["panda_link8"]``.
         - ``locked_joints``: ``{joint_name: position}``; those joints are frozen rigidly at
           that position (rad or m) and merged like fixed joints, e.g. the Panda fingers.
         - ``gravity``: gravity acceleration in the root link frame (m/s^2); in the world frame
           for a floating base.
-        - ``strict``: an unknown element or attribute inside ``<robot>``, ``<link>``,
-          ``<joint>``, ``<inertial>``, ``<origin>``, ``<axis>``, ``<limit>``, ``<dynamics>``,
-          ``<mimic>`` is a :class:`ModelError` naming it, its line and the closest known name
-          (a misspelled ``<axis>`` would silently give wrong torques); ``strict=False`` makes
-          it a :class:`HodDynamicsWarning`. Extensions (``<gazebo>``, ``<transmission>``,
-          ``<ros2_control>``, sensors, vendor namespaces) are always accepted.
+        - ``strict``: an unknown element or attribute whose name is a likely misspelling of a
+          URDF name valid at that place (``<axs>``, ``<inertal>``, ``valu=``, ``<Axis>``) is a
+          :class:`ModelError` naming it, its line, its link or joint and the suggestion (a
+          misspelled ``<axis>`` would silently give wrong torques), and so is a missing or
+          malformed value the model does not need (``<limit>``, ``<dynamics>``, ``<mimic>``);
+          ``strict=False`` makes them warnings (:class:`HodDynamicsWarning`) and reads past.
+          Any other unknown name is an extension (Unitree's ``<mujoco>``, Drake's
+          ``<loop_joint>``, PyBullet's ``<joint_properties>``, ...): a HodDynamicsWarning in
+          both modes, the model is built. Negative ``<dynamics>`` values give a warning naming
+          the joint and the line. What stays an error in both modes: malformed XML, a missing
+          or malformed name, origin, axis, mass or inertia, an undefined link, a link that is
+          the child of two joints, a loop, several trees without ``root_link``, an unknown
+          joint type, a negative mass (see :mod:`hod_dynamics.urdf_schema`).
         - ``inertia_check``: a link inertia that is not positive semi-definite (identified
           parameter sets) gives a :class:`HodDynamicsWarning` naming the link and its principal
           moments (``"warn"``, the default; the model computes with it as written, like
@@ -283,6 +295,15 @@ class RobotModel:
         kwargs = {k: getattr(self, k) for k in self.__dataclass_fields__}
         kwargs["gravity"] = gravity
         return type(self)(**kwargs)
+
+    def with_inertial_parameters(self, pi):
+        """A copy of this model whose bodies have the inertial parameters ``pi``: (n_bodies,
+        10) or (10 n_bodies,), in the layout of :func:`hod_dynamics.inertial_parameters`
+        (kinematics, limits, names and friction unchanged). Raises InputError for a wrong
+        shape or a non-finite entry, ModelError for a negative mass."""
+        from .inertia import model_with_parameters
+
+        return model_with_parameters(self, pi)
 
     # -- derived, cached data -----------------------------------------------------------------
     @property

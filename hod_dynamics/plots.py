@@ -47,21 +47,26 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None, m
     return path
 
 
-def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", reference=None,
-                      labels=("model", "measured"), max_points=3000):
-    """Write a PNG with one subplot per joint: ``series`` (T, n) solid, ``reference`` (T, n)
-    (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s. Long records are
-    thinned to about ``max_points`` samples per line (every k-th sample) to keep the
-    figure light. Returns ``path``."""
+def _joint_axes(t, n, max_points, height):
+    """(pyplot, figure, axes (n, 1), step, t[::step]): one subplot per joint sharing the time
+    axis, ``height`` inches each; long records thinned to about ``max_points`` samples."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     step = max(1, len(t) // max_points)
-    t = np.asarray(t)[::step]
-    n = len(joint_names)
-    fig, axes = plt.subplots(n, 1, figsize=(9, 1.5 * n + 1.0), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(n, 1, figsize=(9, height * n + 1.0), sharex=True, squeeze=False)
+    return plt, fig, axes, step, np.asarray(t)[::step]
+
+
+def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", reference=None,
+                      labels=("model", "measured"), max_points=3000):
+    """Write a PNG with one subplot per joint: ``series`` (T, n) solid, ``reference`` (T, n)
+    (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s. Long records are
+    thinned to about ``max_points`` samples per line (every k-th sample) to keep the
+    figure light. Returns ``path``."""
+    plt, fig, axes, step, t = _joint_axes(t, len(joint_names), max_points, 1.5)
     for j, ax in enumerate(axes[:, 0]):
         if reference is not None:
             ax.plot(t, np.asarray(reference)[::step, j], color="0.55", lw=0.7, label=labels[1])
@@ -115,6 +120,30 @@ def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="",
     fig.suptitle(f"{title} -- friction curves" if title else "friction curves", fontsize=10)
     fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.5 / fig.get_figheight(), bottom=0.5 / fig.get_figheight(),
                         hspace=0.55, wspace=0.3)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def plot_torque_comparison(t, measured, predictions, joint_names, path, *, title="", max_points=3000):
+    """Write a PNG with one subplot per joint: the measured effort (T, n) in grey and each
+    prediction of ``predictions`` ({label: (T, n)}, e.g. prior and identified model) over it,
+    each with its residual RMS in the legend. ``t`` (T,) s. Returns ``path``."""
+    plt, fig, axes, step, tt = _joint_axes(t, len(joint_names), max_points, 1.6)
+    for j, ax in enumerate(axes[:, 0]):
+        ax.plot(tt, np.asarray(measured)[::step, j], color="0.6", lw=0.7, label="measured")
+        for k, (label, values) in enumerate(predictions.items()):
+            err = np.asarray(values)[:, j] - np.asarray(measured)[:, j]
+            rms = float(np.sqrt(np.nanmean(err * err)))
+            ax.plot(tt, np.asarray(values)[::step, j], color=f"C{k}", lw=0.9, label=f"{label} (rms {rms:.3g})")
+        ax.set_ylabel(joint_names[j], fontsize=7)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6, loc="upper right", ncol=len(predictions) + 1)
+    axes[-1, 0].set_xlabel("t [s]")
+    fig.suptitle(f"{title} -- torque [N m], measured and predicted" if title else "torque [N m]", fontsize=10)
+    fig.subplots_adjust(left=0.1, right=0.98, top=1 - 0.45 / fig.get_figheight(), bottom=0.45 / fig.get_figheight(),
+                        hspace=0.15)
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path

@@ -96,27 +96,10 @@ def rnea_taylor(model, qc, wc, K, wext=None, root=None):
     """
     n = model.n_dof
     B = qc.shape[1]
-    A = joint_adjoint_taylor(model, qc, wc, K + 1)
-    scale = np.arange(1, K + 1, dtype=float)[:, None, None]
-    g0 = np.concatenate([np.zeros(3), -model.gravity])
-    V = [None] * n
-    acc = [None] * n
-    G = [None] * n
+    A, V, acc = forward_taylor(model, qc, wc, K, root)
     W = [None] * n
     for i in range(n):
-        p = model.parents[i]
-        X = model.screws[i]
-        Ai = A[:, :, i]
-        if p < 0 and root is None:
-            Vi = wc[:K + 1, :, i, None] * X
-            Gi = Ai[:K] @ g0
-        else:
-            Vp, Gp = root if p < 0 else (V[p], G[p])
-            Vi = cauchy_matvec(Ai, Vp, K + 1) + wc[:K + 1, :, i, None] * X
-            Gi = cauchy_matvec(Ai, Gp, K)
-        V[i], G[i] = Vi, Gi
-        acc[i] = scale * Vi[1:] + Gi
-        W[i] = _newton_euler(model.inertias[i], acc[i], Vi, K)
+        W[i] = _newton_euler(model.inertias[i], acc[i], V[i], K)
         if wext is not None:
             W[i] -= wext[:, :, i]
     tau = np.empty((K, B, n))
@@ -131,10 +114,40 @@ def rnea_taylor(model, qc, wc, K, wext=None, root=None):
     if root is None:
         return tau
     VR, GR = root
-    W_root += _newton_euler(model.base_inertia, scale * VR[1:] + GR, VR, K)
+    W_root += _newton_euler(model.base_inertia, body_acceleration(VR, GR, K), VR, K)
     if wext is not None:
         W_root -= wext[:, :, n]
     return tau, W_root
+
+
+def forward_taylor(model, qc, wc, K, root=None):
+    """The forward pass of :func:`rnea_taylor`: ``(A, V, acc)`` with ``A`` (K+1, B, n, 6, 6)
+    the coefficients of ``Ad_{C_{i,parent}}``, and per body i ``V[i]`` (K+1, B, 6) the body
+    twist and ``acc[i]`` (K, B, 6) its acceleration plus gravity ``dV_i + G_i`` (body frame)."""
+    n = model.n_dof
+    A = joint_adjoint_taylor(model, qc, wc, K + 1)
+    g0 = np.concatenate([np.zeros(3), -model.gravity])
+    V, G, acc = [None] * n, [None] * n, [None] * n
+    for i in range(n):
+        p = model.parents[i]
+        X = model.screws[i]
+        Ai = A[:, :, i]
+        if p < 0 and root is None:
+            Vi = wc[:K + 1, :, i, None] * X
+            Gi = Ai[:K] @ g0
+        else:
+            Vp, Gp = root if p < 0 else (V[p], G[p])
+            Vi = cauchy_matvec(Ai, Vp, K + 1) + wc[:K + 1, :, i, None] * X
+            Gi = cauchy_matvec(Ai, Gp, K)
+        V[i], G[i] = Vi, Gi
+        acc[i] = body_acceleration(Vi, Gi, K)
+    return A, V, acc
+
+
+def body_acceleration(V, G, K):
+    """``dV + G`` (K, B, 6) of a body from its twist coefficients ``V`` (K+1, B, 6) and its
+    gravity twist's ``G`` (K, B, 6): coefficient k of dV is (k+1) V_{k+1}."""
+    return np.arange(1, K + 1, dtype=float)[:, None, None] * V[1:K + 1] + G
 
 
 def _newton_euler(M, acc, V, K):

@@ -20,8 +20,9 @@ node's ``urdf_path``, :func:`hod_dynamics.load_actuators`), the name of a shippe
 import os
 import site
 import sys
+import warnings
 
-from .errors import InputError, ModelError
+from .errors import HodDynamicsWarning, InputError, ModelError, URDFExtensionWarning
 
 PACKAGE = "hod_dynamics"
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -142,3 +143,39 @@ def load_robot(name, **kwargs):
     from .model import RobotModel
 
     return RobotModel.from_urdf(robot_path(name), **kwargs)
+
+
+def model_from_description(source, *, root_link=None, tip_links=None, locked_joints=None,
+                           gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn",
+                           xacro_args=None, floating_base=False, extensions=True):
+    """A :class:`RobotModel` from a robot description and the options a program takes, and the
+    notes of its reading: what the command line and the nodes build their model with.
+
+    ``source``: a URDF or xacro file, URDF or xacro text, or the name of a shipped robot
+    (:func:`urdf_source`). ``root_link`` and ``tip_links``: empty means not given (as a
+    program's empty option or parameter does); the other options as for
+    :meth:`RobotModel.from_urdf`, ``locked_joints`` a mapping ``{joint: position}`` and
+    ``xacro_args`` ``{name: value}`` (:func:`hod_dynamics.urdf.xacro_args_from_strings` reads
+    the ``name:=value`` form).
+
+    Returns ``(model, notes)``: ``notes`` the messages of the
+    :class:`~hod_dynamics.errors.HodDynamicsWarning` s of the reading, in order (what
+    ``strict=False`` read past, inertias that are not positive semi-definite, negative
+    ``<dynamics>`` values, and with ``extensions`` the extensions of URDF read past,
+    :class:`~hod_dynamics.errors.URDFExtensionWarning`), for the program to print or log; other
+    warnings go on as usual. Raises ModelError naming the fault.
+    """
+    from .model import RobotModel
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", HodDynamicsWarning)
+        model = RobotModel.from_urdf(urdf_source(source), root_link=root_link or None,
+                                     tip_links=tip_links or None, locked_joints=locked_joints,
+                                     gravity=gravity, strict=strict, inertia_check=inertia_check,
+                                     xacro_args=xacro_args, floating_base=floating_base)
+    notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)
+             and (extensions or not issubclass(w.category, URDFExtensionWarning))]
+    for w in caught:  # anything else goes on as usual
+        if not issubclass(w.category, HodDynamicsWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return model, notes

@@ -6,27 +6,25 @@ Data flows through three steps:
    whitespace before ``<?xml`` are accepted; a ``.xacro`` file (or text using ``<xacro:...>``)
    is expanded with the ``xacro`` package, ``$(find pkg)`` resolving through the ament index.
 2. :func:`parse_urdf`: URDF text -> urdf_parser_py's ``Robot`` (links and joints with the line
-   of their element). A small validation pass, driven by a table of the attributes and child
-   elements of each URDF element the dynamics reads (:data:`_SCHEMA`), reads the XML with
-   expat (which keeps line numbers; a default XML namespace on ``<robot>`` is accepted, as
-   urdfdom, ROS's C++ parser, does) and only locates and checks: an unknown element or
-   attribute is a :class:`ModelError` (``strict=True``) or a :class:`HodDynamicsWarning`
-   (``strict=False``) naming it, its line, its link or joint and the closest known name (a
-   misspelled ``<axis>`` or ``<inertial>`` would otherwise be dropped and give wrong torques);
-   a missing or malformed required attribute is a ModelError with its line. What the URDF
-   world adds (``<gazebo>``, ``<transmission>``, ``<ros2_control>``, ``<safety_controller>``,
-   ``<calibration>``, sensors, vendor namespaces such as ``drake:``, comments, the content of
-   ``<visual>``, ``<collision>`` and ``<material>``) is never checked. The validated elements
-   are then handed to urdf_parser_py, which reads the values (its own warnings collected,
-   never printed); mass and inertia are checked on its values, with the lines found here.
-3. :func:`model_arguments_from_urdf`: selects the subtree between ``root_link`` and
-   ``tip_links``, merges fixed and locked joints into their parent body (their inertia added
+   of their element). expat reads the XML (it keeps line numbers; a default XML namespace on
+   ``<robot>`` is accepted, as urdfdom, ROS's C++ parser, does), and
+   :func:`hod_dynamics.urdf_schema.validate` checks it against the table of URDF elements and
+   attributes: a likely misspelling of a URDF name is a :class:`ModelError` (``strict=False``:
+   a :class:`HodDynamicsWarning`), any other unknown name an extension reported in one warning
+   per name, a missing or malformed required value a ModelError with its line (see that
+   module for the rule and what ``strict=False`` reads past). The content of ``<visual>``,
+   ``<collision>``, ``<material>``, ``<gazebo>``, ``<transmission>``, ``<sensor>`` and
+   ``<ros2_control>`` is never checked. The validated elements are then handed to
+   urdf_parser_py, which reads the values (its own warnings collected, never printed); mass and
+   inertia are checked on its values, with the lines found here.
+3. :func:`model_arguments_from_urdf`: checks that the joints form one tree (a link that is the
+   child of two joints, a loop, or several trees without ``root_link`` is a ModelError naming
+   links, joints and lines), selects the subtree between ``root_link`` and ``tip_links``, merges fixed and locked joints into their parent body (their inertia added
    rigidly), and turns every moving joint into a screw ``X_i`` and a reference configuration
    ``B_i`` (the joint origin, composed with the merged fixed transforms above it). The body
    frame of a moving joint is its child link's URDF frame.
 """
 
-import difflib
 import os
 import re
 import warnings
@@ -40,10 +38,10 @@ import numpy as np
 
 from .errors import HodDynamicsWarning, ModelError
 from .spatial import body_inertia, rpy_matrix, screw_exp, transform, transform_inertia
+from .urdf_schema import SCHEMA, Reader, first, validate
 
 _MOVING = {"revolute", "continuous", "prismatic"}
 _NOT_1DOF = {"floating", "planar"}
-JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 INERTIA_CHECKS = ("error", "warn", "off")
 
 
@@ -52,55 +50,6 @@ def checked_inertia_mode(inertia_check):
     if inertia_check not in INERTIA_CHECKS:
         raise ModelError(f"inertia_check must be one of {INERTIA_CHECKS}, got {inertia_check!r}")
     return inertia_check
-
-
-# The validation table: for each URDF element the dynamics reads, its attributes (required?,
-# how many numbers: 0 = text, 1 = a number, 3 = three numbers) and its known child elements,
-# as urdfdom (ROS's C++ parser) reads them. Anything else inside these elements is reported;
-# the children that are themselves in the table are checked in turn.
-_INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-_SCHEMA = {
-    "robot": ({"name": (True, 0), "version": (False, 0)}, {"link", "joint", "material"}),
-    "link": ({"name": (True, 0)}, {"inertial", "visual", "collision"}),
-    "inertial": ({}, {"origin", "mass", "inertia"}),
-    "mass": ({"value": (True, 1)}, set()),
-    "inertia": ({k: (True, 1) for k in _INERTIA_KEYS}, set()),
-    "origin": ({"xyz": (False, 3), "rpy": (False, 3)}, set()),
-    "joint": ({"name": (True, 0), "type": (True, 0)},
-              {"origin", "parent", "child", "axis", "limit", "dynamics", "mimic", "calibration",
-               "safety_controller"}),
-    "parent": ({"link": (True, 0)}, set()),
-    "child": ({"link": (True, 0)}, set()),
-    "axis": ({"xyz": (True, 3)}, set()),  # the URDF specification requires it in an <axis>
-    # urdfdom (and urdf_parser_py) refuse a <limit> without effort or velocity
-    "limit": ({"lower": (False, 1), "upper": (False, 1), "effort": (True, 1), "velocity": (True, 1)}, set()),
-    "dynamics": ({"damping": (False, 1), "friction": (False, 1)}, set()),
-    "mimic": ({"joint": (True, 0), "multiplier": (False, 1), "offset": (False, 1)}, set()),
-}
-# Child elements without which an element means nothing (urdfdom refuses it too).
-_REQUIRED_CHILDREN = {"joint": ("parent", "child"), "inertial": ("mass",)}
-
-# What real robot descriptions add and the dynamics does not read: never reported (urdfdom
-# ignores them all). Elements and attributes in a namespace (drake:..., xacro:...) are never
-# reported either. Each entry names who writes it.
-_EXTENSIONS = {
-    # Gazebo, ROS 1 and ROS 2 control, the URDF sensor proposal, Drake's <frame>
-    "robot": {"gazebo", "transmission", "ros2_control", "sensor", "frame"},
-    # iiwa_stack's <self_collision_checking>, Pinocchio's <collision_checking>, PyBullet's
-    # <contact>, ANYbotics' <self_filter>, Gazebo properties written in the link by PAL
-    # (TIAGo: <kinematic>, <gravity>, <surface>), sensors, and an <origin> directly in the link
-    # (onshape-to-robot, SO-ARM101), which no URDF reader uses
-    "link": {"self_collision_checking", "collision_checking", "contact", "self_filter",
-             "kinematic", "gravity", "surface", "sensor", "origin"},
-}
-_TOLERATED = {
-    "axis": {"rpy"},  # the ROS URDF tutorial writes <axis xyz="0 1 0" rpy="0 0 0"/>
-    "link": {"type"},  # PR2, TIAGo: <link name="..." type="laser">
-    "joint": {"dont_collapse"},  # Unitree (G1, Go2): keep a fixed joint in simulators
-    "limit": {"command_effort", "current", "gear_velocity"},  # ANYbotics (ANYmal)
-    "dynamics": {"D", "K", "mu_coulomb", "mu_viscous"},  # franka_description (Panda)
-}
-
 
 
 # -- step 1: source -> text -------------------------------------------------------------------
@@ -192,7 +141,9 @@ class _Element:
 
 def _xml_tree(text):
     """Root :class:`_Element` of XML text, with 1-based line numbers of the text as given."""
-    body = text.lstrip("\ufeff")
+    # NUL bytes after the document (a C program's terminator written to the file; PyBullet's
+    # humanoid.urdf ends so) are not XML, but no URDF reader minds them
+    body = text.lstrip("\ufeff").rstrip("\x00")
     stripped = body.lstrip()
     offset = body[:len(body) - len(stripped)].count("\n")  # lines before the XML declaration
     if not stripped.startswith("<"):
@@ -235,105 +186,6 @@ def _xml_error(exc, text, stack, offset):
     return f"malformed URDF: {reason} at line {line}, column {column}{inside}"
 
 
-class _Reader:
-    """The reading context: strictness, the problems let through, message helpers."""
-
-    def __init__(self, strict, inertia_check):
-        self.strict, self.inertia_check = bool(strict), checked_inertia_mode(inertia_check)
-
-    def problem(self, message):
-        """An unknown element or attribute: an error when strict, else a warning."""
-        if self.strict:
-            raise ModelError(message + " (strict=False, or --lenient, reads past it with a warning)")
-        warnings.warn(message, HodDynamicsWarning, stacklevel=2)
-
-
-def _did_you_mean(name, candidates, form):
-    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
-    return f"; did you mean {form.format(close[0])}?" if close else ""
-
-
-def _first(element, tag):
-    """The first child ``<tag>`` (URDF readers take the first of repeated elements)."""
-    return next((c for c in element.children if c.tag == tag), None)
-
-
-def _check_attribute(element, attribute, required, count, where):
-    """ModelError naming element, line and ``where`` for a missing required attribute or a
-    value that is not ``count`` finite numbers (``count`` 0: any text)."""
-    value = element.attrib.get(attribute)
-    if value is None or not value.strip():
-        if not required:
-            return
-        close = difflib.get_close_matches(attribute, [a for a in element.attrib if a != attribute], n=1, cutoff=0.6)
-        hint = f" ({close[0]}=\"{element.attrib[close[0]]}\" is not {attribute})" if close else ""
-        raise ModelError(f"<{element.tag}> in {where} (line {element.line}) has no {attribute} "
-                         f"attribute{hint}")
-    if count == 0:
-        return
-    try:
-        numbers = [float(x) for x in value.split()]
-    except ValueError:
-        numbers = None
-    if numbers is None or len(numbers) != count or not np.all(np.isfinite(numbers)):
-        what = "a finite number" if count == 1 else f"{count} finite numbers"
-        raise ModelError(f"<{element.tag} {attribute}=\"{value}\"> in {where} (line {element.line}) "
-                         f"must be {what}")
-
-
-def _validate(element, where, reader):
-    """Check one element of :data:`_SCHEMA` and, in turn, its children that are in it:
-    unknown attributes and children (with line and suggestion), required attributes and
-    children, numbers."""
-    attributes, children = _SCHEMA[element.tag]
-    for name, value in element.attrib.items():
-        if ":" in name or name == "xmlns" or name in attributes or name in _TOLERATED.get(element.tag, ()):
-            continue
-        reader.problem(f"unknown attribute {name}=\"{value}\" of <{element.tag}> in {where} "
-                       f"(line {element.line})" + _did_you_mean(name, attributes, "'{}'"))
-    for child in element.children:
-        if ":" in child.tag or child.tag in children or child.tag in _EXTENSIONS.get(element.tag, ()):
-            continue
-        reader.problem(f"unknown element <{child.tag}> in {where} (line {child.line})"
-                       + _did_you_mean(child.tag, children, "<{}>"))
-    for name, (required, count) in attributes.items():
-        _check_attribute(element, name, required, count, where)
-    if element.tag == "joint" and element.attrib["type"].strip() not in JOINT_TYPES:
-        jtype = element.attrib["type"].strip()
-        raise ModelError(f"{where} has unknown type '{jtype}' (line {element.line})"
-                         + _did_you_mean(jtype, JOINT_TYPES, "'{}'"))
-    for tag in _REQUIRED_CHILDREN.get(element.tag, ()):
-        if _first(element, tag) is None:
-            raise ModelError(f"<{element.tag}> in {where} (line {element.line}) has no <{tag}> element")
-    for child in element.children:
-        if child.tag in children and child.tag in _SCHEMA and child.tag not in ("link", "joint"):
-            _validate(child, where, reader)
-
-
-def _validated(root, reader):
-    """The ``<link>`` and ``<joint>`` elements of a validated ``<robot>``, by name."""
-    if root.tag != "robot":
-        raise ModelError(f"malformed URDF: the root element is <{root.tag}>, not <robot>")
-    name = root.attrib.get("name") or "robot"
-    _validate(root, f"robot '{name}'", reader)
-    found = {"link": {}, "joint": {}}
-    for element in root.children:
-        if element.tag not in found:
-            continue
-        if not (element.attrib.get("name") or "").strip():
-            raise ModelError(f"<{element.tag}> in a {element.tag} (line {element.line}) has no name attribute")
-        item = element.attrib["name"]  # as written: urdfdom and urdf_parser_py do not strip names
-        _validate(element, f"{element.tag} '{item}'", reader)
-        seen = found[element.tag]
-        if item in seen:
-            raise ModelError(f"{element.tag} '{item}' is defined twice (lines {seen[item].line} "
-                             f"and {element.line})")
-        seen[item] = element
-    if not found["link"]:
-        raise ModelError(f"malformed URDF: robot '{name}' has no <link>")
-    return found["link"], found["joint"]
-
-
 def _for_urdf_parser_py(element):
     """xml.etree element of what urdf_parser_py reads for the dynamics: the elements and
     attributes of :data:`_SCHEMA` (namespace declarations, extensions and what strict=False let
@@ -341,10 +193,10 @@ def _for_urdf_parser_py(element):
     and the dynamics never reads them: ``<visual>``, ``<collision>``, ``<material>`` (it
     refuses a ``<texture>`` without filename, a ``<capsule>``, ...), ``<transmission>``,
     ``<gazebo>``, ``<calibration>``, ``<safety_controller>``."""
-    attributes, children = _SCHEMA[element.tag]
+    attributes, children = SCHEMA[element.tag]
     node = ET.Element(element.tag, {k: v for k, v in element.attrib.items() if k in attributes})
     for child in element.children:
-        if child.tag in children and child.tag in _SCHEMA:
+        if child.tag in children and child.tag in SCHEMA:
             node.append(_for_urdf_parser_py(child))
     return node
 
@@ -370,9 +222,10 @@ def parse_urdf(text, *, strict=True, inertia_check="warn"):
     rotational inertia that is not positive semi-definite gives."""
     from urdf_parser_py.urdf import URDF
 
-    reader = _Reader(strict, inertia_check)
+    reader = Reader(strict, checked_inertia_mode(inertia_check))
     root = _xml_tree(text)
-    links, joints = _validated(root, reader)
+    links, joints = validate(root, reader)
+    reader.report_extensions()
     messages = []
     try:
         with _captured_parser_messages(messages):
@@ -383,12 +236,12 @@ def parse_urdf(text, *, strict=True, inertia_check="warn"):
         element = links[link.name]
         link.line = element.line
         if link.inertial is not None:
-            _check_inertial(link.inertial, _first(element, "inertial"), f"link '{link.name}'", reader)
+            _check_inertial(link.inertial, first(element, "inertial"), f"link '{link.name}'", reader)
     for joint in robot.joints:
         element = joints[joint.name]
         joint.line = element.line
         if joint.limit is not None:  # urdf_parser_py gives 0 for an absent bound; we keep it open
-            given = _first(element, "limit").attrib
+            given = first(element, "limit").attrib
             joint.limit.lower = joint.limit.lower if "lower" in given else None
             joint.limit.upper = joint.limit.upper if "upper" in given else None
     return robot
@@ -398,7 +251,7 @@ def _check_inertial(inertial, element, where, reader):
     """Mass >= 0 (ModelError) and principal moments >= 0, as ``inertia_check`` says:
     identified parameter sets are often not physically consistent, and Pinocchio computes
     with them all the same."""
-    mass_line = _first(element, "mass").line
+    mass_line = first(element, "mass").line
     if inertial.mass < 0:
         raise ModelError(f"{where}: negative mass {inertial.mass} (line {mass_line})")
     if inertial.inertia is None or reader.inertia_check == "off":
@@ -406,7 +259,7 @@ def _check_inertial(inertial, element, where, reader):
     moments = np.linalg.eigvalsh(np.array(inertial.inertia.to_matrix(), dtype=float))
     if moments.min() >= -1e-9 * max(1.0, np.abs(moments).max()):
         return
-    line = _first(element, "inertia").line
+    line = first(element, "inertia").line
     message = (f"{where}: rotational inertia is not positive semi-definite (principal moments "
                f"{np.round(moments, 12).tolist()} kg m^2, line {line})")
     if reader.inertia_check == "error":
@@ -454,28 +307,86 @@ def _joint_screw(joint):
     return np.concatenate([np.zeros(3), e]) if joint.type == "prismatic" else np.concatenate([e, np.zeros(3)])
 
 
-def _select_links(robot, root_link, tip_links):
-    """Root link name and the set of links to keep (None: the whole subtree of the root)."""
-    link_names = {link.name for link in robot.links}
+# -- the link graph: one tree, or a clear error -------------------------------------------------
+def _link_tree(robot):
+    """(parent joint of each link that has one, root links in document order) of a description
+    whose joints form trees; ModelError naming links, joints and lines for a joint that refers
+    to an undefined link, a link that is the child of two joints, or a loop."""
+    links = {link.name: link for link in robot.links}
     parent_joint = {}
     for j in robot.joints:
         for end in (j.parent, j.child):
-            if end not in link_names:
+            if end not in links:
                 raise ModelError(f"joint '{j.name}' (line {j.line}) refers to link '{end}', which "
                                  "is not defined")
         if j.child in parent_joint:
-            raise ModelError(f"link '{j.child}' is the child of two joints, '{parent_joint[j.child].name}' "
-                             f"and '{j.name}' (line {j.line}): a URDF is a tree")
+            other = parent_joint[j.child]
+            raise ModelError(f"link '{j.child}' (line {links[j.child].line}) is the child of two "
+                             f"joints, '{other.name}' (line {other.line}) and '{j.name}' (line "
+                             f"{j.line}): in a URDF each link has one parent joint at most")
         parent_joint[j.child] = j
-    if root_link is None:
-        roots = sorted(link_names - set(parent_joint))
-        if len(roots) != 1:
-            raise ModelError(f"URDF must have exactly one root link, found {roots}")
-        root_link = roots[0]
-    elif root_link not in link_names:
-        raise ModelError(f"unknown root link '{root_link}'; links are {sorted(link_names)}")
+    _refuse_loops(parent_joint, {name: i for i, name in enumerate(links)})
+    return parent_joint, [link.name for link in robot.links if link.name not in parent_joint]
+
+
+def _refuse_loops(parent_joint, order):
+    """ModelError naming the joints (with lines) and links of a loop, if the parent joints of
+    the links form one (a joint whose <child> is a link above it); the loop is told from the
+    link written first (``order``: link -> index in the document)."""
+    done = set()
+    for start in parent_joint:
+        path, link = [], start
+        while link in parent_joint and link not in done:
+            if link in path:
+                loop = path[path.index(link):][::-1]  # parent to child
+                first = min(range(len(loop)), key=lambda i: order[loop[i]])
+                loop = loop[first:] + loop[:first]
+                joints = ", ".join(f"'{parent_joint[l].name}' (line {parent_joint[l].line})" for l in loop[1:] + loop[:1])
+                chain = " -> ".join(f"'{l}'" for l in loop + loop[:1])
+                raise ModelError(f"joints {joints} form a loop: links {chain}; a URDF is a tree "
+                                 "(one of these joints has the wrong <parent> or <child>)")
+            path.append(link)
+            link = parent_joint[link].parent
+        done.update(path)
+
+
+def _tree_size(root, robot):
+    """Number of links in the tree of ``root``."""
+    below = {}
+    for j in robot.joints:
+        below.setdefault(j.parent, []).append(j.child)
+    count, stack = 0, [root]
+    while stack:
+        link = stack.pop()
+        count += 1
+        stack.extend(below.get(link, ()))
+    return count
+
+
+def _chosen_root(robot, roots, root_link):
+    """``root_link`` (checked), or the root of the one tree the description holds. Several
+    trees: ModelError naming their root links (line, size) and how to choose one. A link named
+    ``world`` with no joint is not a tree of its own."""
+    links = {link.name: link for link in robot.links}
+    if root_link is not None:
+        if root_link not in links:
+            raise ModelError(f"unknown root link '{root_link}'; links are {sorted(links)}")
+        return root_link
+    attached = {j.parent for j in robot.joints} | {j.child for j in robot.joints}
+    trees = [r for r in roots if r != "world" or r in attached] or roots
+    if len(trees) == 1:
+        return trees[0]
+    shown = ", ".join(f"'{r}' (line {links[r].line}, {_tree_size(r, robot)} links)" for r in trees[:6])
+    more = f" and {len(trees) - 6} more" if len(trees) > 6 else ""
+    raise ModelError(f"the description holds {len(trees)} separate trees, with root links {shown}{more}: "
+                     f"choose one with root_link (--root on the command line), or join them with joints")
+
+
+def _kept_links(robot, parent_joint, root_link, tip_links):
+    """The set of links to keep (None: the whole subtree of ``root_link``)."""
     if not tip_links:
-        return root_link, None
+        return None
+    link_names = {link.name for link in robot.links}
     if isinstance(tip_links, str):
         tip_links = [tip_links]
     keep = {root_link}
@@ -489,7 +400,7 @@ def _select_links(robot, root_link, tip_links):
             path.append(link)
             link = parent_joint[link].parent
         keep.update(path)
-    return root_link, keep
+    return keep
 
 
 def _limits(joint):
@@ -507,38 +418,26 @@ def _limits(joint):
 
 
 def joint_dynamics(joint):
-    """(damping, friction) of a URDF joint's ``<dynamics>`` tag, 0 for a value or a tag not given.
-    Negative values raise ModelError (they would feed energy into the joint)."""
+    """(damping, friction) of a URDF joint's ``<dynamics>`` tag as written, 0 for a value or a
+    tag not given (negative values included: the reading warned about them)."""
     dyn = getattr(joint, "dynamics", None)
-    values = []
-    for key in ("damping", "friction"):
-        v = 0.0 if dyn is None or getattr(dyn, key, None) is None else float(getattr(dyn, key))
-        if not np.isfinite(v) or v < 0:
-            raise ModelError(f"joint '{joint.name}' (line {joint.line}): <dynamics {key}=\"{getattr(dyn, key)}\"> must "
-                             "be a finite number >= 0")
-        values.append(v)
-    return tuple(values)
+    return tuple(0.0 if dyn is None or getattr(dyn, key, None) is None else float(getattr(dyn, key))
+                 for key in ("damping", "friction"))
 
 
 def _floating_root(robot, root_link, floating_base):
     """(root link, floating) after the URDF convention for a free base: a massless root link
     (e.g. ``world``) whose only child joint is ``floating`` stands for the world, and that
     joint's child is the free base (the joint's origin is then just a configuration)."""
-    if root_link is not None:
+    below = [j for j in robot.joints if j.parent == root_link]
+    if len(below) != 1 or below[0].type != "floating":
         return root_link, floating_base
-    roots = sorted({link.name for link in robot.links} - {j.child for j in robot.joints})
-    if len(roots) != 1:
-        return None, floating_base  # _select_links names the fault
-    below = [j for j in robot.joints if j.parent == roots[0]]
-    links = {link.name: link for link in robot.links}
-    if len(below) == 1 and below[0].type == "floating":
-        inertial = links[roots[0]].inertial
-        if inertial is not None and float(inertial.mass or 0.0) > 0:
-            raise ModelError(f"joint '{below[0].name}' is floating but its parent link "
-                             f"'{roots[0]}' has mass: only a massless world link may sit above "
-                             "a free base")
-        return below[0].child, True
-    return None, floating_base
+    inertial = next(link for link in robot.links if link.name == root_link).inertial
+    if inertial is not None and float(inertial.mass or 0.0) > 0:
+        raise ModelError(f"joint '{below[0].name}' is floating but its parent link "
+                         f"'{root_link}' has mass: only a massless world link may sit above "
+                         "a free base")
+    return below[0].child, True
 
 
 def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_joints=None,
@@ -549,13 +448,18 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
     text = read_urdf_text(source, xacro_args=xacro_args)
     try:
         robot = parse_urdf(text, strict=strict, inertia_check=inertia_check)
+        parent_joint, roots = _link_tree(robot)
+        chosen = _chosen_root(robot, roots, root_link)
     except ModelError as exc:
         label = _file_label(source)
         if label is None:
             raise
         raise ModelError(f"{label}: {exc}") from None
-    root_link, floating = _floating_root(robot, root_link, bool(floating_base))
-    root_link, keep = _select_links(robot, root_link, tip_links)
+    if root_link is None:
+        root_link, floating = _floating_root(robot, chosen, bool(floating_base))
+    else:
+        floating = bool(floating_base)
+    keep = _kept_links(robot, parent_joint, root_link, tip_links)
     locked = dict(locked_joints or {})
     joint_by_name = {j.name: j for j in robot.joints}
     unknown = sorted(set(locked) - set(joint_by_name))
@@ -619,4 +523,5 @@ def model_arguments_from_urdf(source, *, root_link=None, tip_links=None, locked_
         gravity=gravity, lower=lim[:, 0], upper=lim[:, 1], velocity_limits=lim[:, 2],
         effort_limits=lim[:, 3], root_link=root_link,
         frames=frames, damping=np.array(dynamics, dtype=float).reshape(-1, 2)[:, 0],
-        friction=np.array(dynamics, dtype=float).reshape(-1, 2)[:, 1], floating=floating, base_inertia=base_inertia)
+        friction=np.array(dynamics, dtype=float).reshape(-1, 2)[:, 1], floating=floating, base_inertia=base_inertia,
+        joint_lines={name: joint_by_name[name].line for name in names})

@@ -28,7 +28,8 @@ BASE_COORDINATES = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz
 BASE_VELOCITIES = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
 # the public functions that take floating-base models (named when a function refuses one)
 FLOATING_API = ("inverse_dynamics", "time_derivatives_floating", "forward_dynamics", "mass_matrix",
-                "kinetic_energy", "id_partials", "feedforward")
+                "kinetic_energy", "id_partials", "feedforward", "regressor",
+                "regressors.regressor_time_derivatives_floating")
 
 
 def configuration_names(model):

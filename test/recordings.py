@@ -1,6 +1,6 @@
 """Realistic joint-state recordings of a shipped robot, generated the way real ones are made.
 
-:class:`Recording` drives the shipped KUKA iiwa 14 (7 joints) along a smooth excitation
+:class:`Recording` drives the shipped KUKA iiwa 14 (7 joints, or another 7-joint arm) along a smooth excitation
 trajectory (per joint a sum of five sines, 0.08 to 0.9 Hz, as used for identification runs,
 so that every joint reverses often) and records it as a robot controller and a recording PC
 would:
@@ -38,9 +38,12 @@ FRICTION = dict(coulomb=[3.0, 3.5, 2.0, 2.0, 1.0, 0.8, 0.5], viscous=[1.2, 1.5, 
 class Recording:
     """A recording of ``duration`` s at ``rate`` Hz (see the module docstring)."""
 
-    def __init__(self, seed=1, rate=200.0, duration=25.0, jitter=0.02, clock_step=None):
-        self.model = hd.load_robot("iiwa14")
-        self.urdf = hd.robot_path("iiwa14")
+    def __init__(self, seed=1, rate=200.0, duration=25.0, jitter=0.02, clock_step=None, urdf=None, model=None):
+        """``urdf``: another 7-joint arm's description (a path) to record instead of the iiwa 14;
+        ``model``: the robot that moves, when it differs from its description (a known truth
+        for identification: inertias other than the URDF's)."""
+        self.urdf = hd.robot_path("iiwa14") if urdf is None else str(urdf)
+        self.model = hd.RobotModel.from_urdf(self.urdf) if model is None else model
         names = self.model.joint_names
         rng = np.random.default_rng(seed)
         n = self.model.n_dof
@@ -92,3 +95,33 @@ class Recording:
         write_joint_states(path, stamps[rows], self.model.joint_names, self.position[rows], self.velocity[rows],
                            self.effort[rows] if effort else None, storage=storage, receive_ns=receive[rows])
         return path
+
+
+def perturbed_model(model, fraction=0.3, seed=0):
+    """``model`` with every body's inertia changed by up to ``fraction`` and physically
+    consistent (a known truth for identification tests): the mass and each principal moment
+    about the centre of mass scaled by factors in [1 - fraction, 1 + fraction], the principal
+    axes turned by up to ``fraction`` / 3 rad, the centre of mass moved by up to ``fraction``
+    of its distance from the body's frame origin (1 cm at least); the largest principal moment
+    is then kept at most 0.95 times the sum of the other two (the strict triangle inequality,
+    which some shipped inertias break by a fraction of a percent)."""
+    from scipy.spatial.transform import Rotation
+
+    from hod_dynamics.inertia import com_form, inertial_parameters, parameters_from_inertia
+    from hod_dynamics.spatial import body_inertia
+
+    rng = np.random.default_rng(seed)
+    new = []
+    for pi in inertial_parameters(model):
+        m, c, Ic = com_form(pi)
+        d, axes = np.linalg.eigh(Ic)
+        d = d * rng.uniform(1 - fraction, 1 + fraction, 3)
+        d = np.sort(np.maximum(d, 1e-6))
+        d[2] = min(d[2], 0.95 * (d[0] + d[1]))
+        turn = Rotation.from_rotvec(rng.normal(size=3) / np.sqrt(3) * rng.uniform(0, fraction / 3)).as_matrix()
+        axes = turn @ axes
+        shift = rng.normal(size=3)
+        shift *= rng.uniform(0, fraction) * max(np.linalg.norm(c), 0.01) / np.linalg.norm(shift)
+        mass = m * rng.uniform(1 - fraction, 1 + fraction)
+        new.append(parameters_from_inertia(body_inertia(mass, c + shift, axes @ np.diag(d) @ axes.T)))
+    return model.with_inertial_parameters(np.array(new))

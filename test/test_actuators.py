@@ -8,6 +8,7 @@ import pytest
 
 import hod_dynamics as hd
 from hod_dynamics.errors import InputError
+from hod_dynamics.actuators import (AntagonisticExponential, CubicSpring, Rigid, SEA, VSA, load_actuators)
 
 from oracles import central_difference
 
@@ -26,8 +27,8 @@ def tau_jet(t):
 SIGMA = hd.Trajectory.from_waypoints(["s"], [0.0, 1.0, 2.5], [[1.0], [1.6], [0.7]], continuity=6)
 SIGMA_EXP = hd.Trajectory.from_waypoints(["s"], [0.0, 1.0, 2.5], [[0.25], [0.4], [0.3]], continuity=6)
 VSAS = {
-    "cubic": hd.actuators.VSA(hd.actuators.CubicSpring(800.0, 2.0e5), SIGMA, 0.5, 1.0),
-    "exponential": hd.actuators.VSA(hd.actuators.AntagonisticExponential(2.5, 10.0), SIGMA_EXP, 0.5, 1.0),
+    "cubic": VSA(CubicSpring(800.0, 2.0e5), SIGMA, 0.5, 1.0),
+    "exponential": VSA(AntagonisticExponential(2.5, 10.0), SIGMA_EXP, 0.5, 1.0),
 }
 
 
@@ -63,8 +64,8 @@ def test_vsa_deflection_derivatives_match_finite_differences(name):
 
 
 def test_cubic_spring_without_cubic_term_is_an_sea():
-    vsa = hd.actuators.VSA(hd.actuators.CubicSpring(1000.0, 0.0), 1.3, 0.5)
-    sea = hd.actuators.SEA(1300.0, 0.5)
+    vsa = VSA(CubicSpring(1000.0, 0.0), 1.3, 0.5)
+    sea = SEA(1300.0, 0.5)
     t = np.linspace(0, 2, 9)
     assert np.abs(vsa.deflection(t, tau_jet(t), "j") - sea.deflection(t, tau_jet(t), "j")).max() < 1e-15
 
@@ -83,7 +84,7 @@ def test_taylor_exp_matches_series():
 
 
 def test_sea_motor_references(iiwa, rng):
-    acts = hd.actuators.load_actuators({"iiwa_joint_2": {"type": "sea", "stiffness": 800.0,
+    acts = load_actuators({"iiwa_joint_2": {"type": "sea", "stiffness": 800.0,
                                                "motor_inertia": 0.4, "motor_damping": 2.0,
                                                "gear_ratio": 100}}, iiwa)
     qjet = rng.normal(size=(5, 5, 7))
@@ -102,13 +103,13 @@ def test_sea_motor_references(iiwa, rng):
 
 
 def test_shipped_configs_load_for_iiwa(iiwa):
-    sea = hd.actuators.load_actuators(os.path.join(CONFIG, "actuators_sea.yaml"), iiwa)
-    assert isinstance(sea.actuators[0], hd.actuators.SEA) and isinstance(sea.actuators[6], hd.actuators.Rigid)
-    vsa = hd.actuators.load_actuators(os.path.join(CONFIG, "actuators_vsa.yaml"), iiwa)
+    sea = load_actuators(os.path.join(CONFIG, "actuators_sea.yaml"), iiwa)
+    assert isinstance(sea.actuators[0], SEA) and isinstance(sea.actuators[6], Rigid)
+    vsa = load_actuators(os.path.join(CONFIG, "actuators_vsa.yaml"), iiwa)
     kinds = [type(a).__name__ for a in vsa.actuators]
     assert kinds == ["VSA", "VSA", "VSA", "SEA", "Rigid", "Rigid", "Rigid"]
     assert isinstance(vsa.actuators[0].stiffness, hd.Trajectory)
-    assert isinstance(vsa.actuators[2].spring, hd.actuators.AntagonisticExponential)
+    assert isinstance(vsa.actuators[2].spring, AntagonisticExponential)
 
 
 SEA_SPEC = {"type": "sea", "stiffness": 1000.0, "motor_inertia": 0.5}
@@ -133,29 +134,29 @@ SEA_SPEC = {"type": "sea", "stiffness": 1000.0, "motor_inertia": 0.5}
 ])
 def test_configuration_errors_name_the_fault(iiwa, config, pattern):
     with pytest.raises(InputError, match=pattern):
-        hd.actuators.load_actuators(config, iiwa)
+        load_actuators(config, iiwa)
 
 
 def test_stiffness_setting_must_stay_positive():
-    act = hd.actuators.VSA(hd.actuators.CubicSpring(100.0, 1.0), -0.5, 0.5)
+    act = VSA(CubicSpring(100.0, 1.0), -0.5, 0.5)
     with pytest.raises(InputError, match="joint 'j7': stiffness setting must stay > 0"):
         act.deflection(np.zeros(3), np.ones((3, 3)), "j7")
 
 
 def test_stiffness_trajectory_must_be_smooth_enough():
     sigma = hd.Trajectory.from_waypoints(["s"], [0, 1], [[1.0], [2.0]], continuity=2)
-    act = hd.actuators.VSA(hd.actuators.CubicSpring(100.0, 1.0), sigma, 0.5)
+    act = VSA(CubicSpring(100.0, 1.0), sigma, 0.5)
     act.deflection(np.zeros(2), np.ones((2, 3)), "j")
     with pytest.raises(hd.TrajectoryError, match="C\\^2 but sigma\\^\\(3\\) is needed"):
         act.deflection(np.zeros(2), np.ones((2, 4)), "j")
 
 
 def test_actuators_from_yaml_text_and_bad_values(iiwa):
-    acts = hd.actuators.load_actuators("{iiwa_joint_2: {type: sea, stiffness: 900, motor_inertia: 0.4}}", iiwa)
+    acts = load_actuators("{iiwa_joint_2: {type: sea, stiffness: 900, motor_inertia: 0.4}}", iiwa)
     assert acts.elastic.tolist() == [False, True] + [False] * 5
     with pytest.raises(hd.InputError, match=r"joint 'iiwa_joint_2': stiffness must be a number, got 'stiff'"):
-        hd.actuators.load_actuators({"iiwa_joint_2": {"type": "sea", "stiffness": "stiff", "motor_inertia": 0.4}}, iiwa)
+        load_actuators({"iiwa_joint_2": {"type": "sea", "stiffness": "stiff", "motor_inertia": 0.4}}, iiwa)
     with pytest.raises(hd.InputError, match=r"actuator configuration: malformed YAML in YAML text"):
-        hd.actuators.load_actuators("{iiwa_joint_2: {type: sea", iiwa)
+        load_actuators("{iiwa_joint_2: {type: sea", iiwa)
     with pytest.raises(hd.InputError, match=r"actuator configuration: no such file 'missing.yaml'"):
-        hd.actuators.load_actuators("missing.yaml", iiwa)
+        load_actuators("missing.yaml", iiwa)

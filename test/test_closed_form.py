@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
+from hod_dynamics.closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
+                                      gravity_derivatives, mass_matrix_derivatives)
 from hod_dynamics.spatial import body_inertia, transform
 
 from oracles import CENTRAL_7, pinocchio_robot, random_urdf, rel_err, sinusoid_jet
@@ -136,14 +138,14 @@ def test_pieces_are_derivatives_and_rebuild_tau(robot):
     below; M equals the CRBA; M qdd + C qd + Q_grav rebuilds tau and its derivatives."""
     order = 4
     jets = stencil_jets(robot, order)
-    M = hd.closed_form.mass_matrix_derivatives(robot, jets, order)
-    G = hd.closed_form.gravity_derivatives(robot, jets, order)
+    M = mass_matrix_derivatives(robot, jets, order)
+    G = gravity_derivatives(robot, jets, order)
     assert rel_err(M[:, 0], hd.mass_matrix(robot, jets[:, 0])) < 1e-13
     free = hd.inverse_dynamics(robot, jets[:, 0], 0 * jets[:, 0], 0 * jets[:, 0])
     assert rel_err(G[:, 0], free) < 1e-13
     tau = hd.time_derivatives(robot, jets, order, method="recursive")
     for fac in ("seed", "passive"):
-        C = hd.closed_form.coriolis_matrix_derivatives(robot, jets, order, factorisation=fac)
+        C = coriolis_matrix_derivatives(robot, jets, order, factorisation=fac)
         for X in (M, C, G):
             d = fd(X)
             for k in range(1, order + 1):
@@ -158,9 +160,9 @@ def test_structural_properties(robot):
     """Müller and Kumar 2021, sec. 5: M^(k) symmetric, M positive definite, M^(k+1) - 2 Cbar^(k) skew."""
     order = 3
     jets = sinusoid_jet(robot.n_dof, np.linspace(0, 4, 5), order + 3, seed=9)
-    M = hd.closed_form.mass_matrix_derivatives(robot, jets, order + 1)
-    Cbar = hd.closed_form.coriolis_matrix_derivatives(robot, jets, order, factorisation="passive")
-    C = hd.closed_form.coriolis_matrix_derivatives(robot, jets, order)
+    M = mass_matrix_derivatives(robot, jets, order + 1)
+    Cbar = coriolis_matrix_derivatives(robot, jets, order, factorisation="passive")
+    C = coriolis_matrix_derivatives(robot, jets, order)
     scale = np.abs(M).max(axis=(-1, -2), keepdims=True)
     assert np.abs(M - np.swapaxes(M, -1, -2)).max() < 1e-13 * scale.max()
     assert np.linalg.eigvalsh(M[:, 0]).min() > 0
@@ -174,26 +176,26 @@ def test_structural_properties(robot):
 
 def test_pieces_batch_shapes_and_extra_rows(panda):
     jets = sinusoid_jet(panda.n_dof, np.linspace(0, 1, 6), 6).reshape(2, 3, 6, 7)
-    M = hd.closed_form.mass_matrix_derivatives(panda, jets, 2)
+    M = mass_matrix_derivatives(panda, jets, 2)
     assert M.shape == (2, 3, 3, 7, 7)
-    assert rel_err(M, hd.closed_form.mass_matrix_derivatives(panda, jets[..., :3, :], 2)) == 0.0
-    assert hd.closed_form.coriolis_matrix_derivatives(panda, jets, 1).shape == (2, 3, 2, 7, 7)
-    assert hd.closed_form.gravity_derivatives(panda, jets[0, 0], 0).shape == (1, 7)
+    assert rel_err(M, mass_matrix_derivatives(panda, jets[..., :3, :], 2)) == 0.0
+    assert coriolis_matrix_derivatives(panda, jets, 1).shape == (2, 3, 2, 7, 7)
+    assert gravity_derivatives(panda, jets[0, 0], 0).shape == (1, 7)
     W = np.ones((3, 6))
-    assert hd.closed_form.external_wrench_derivatives(panda, jets, 2, {"panda_hand": W}).shape == (2, 3, 3, 7)
+    assert external_wrench_derivatives(panda, jets, 2, {"panda_hand": W}).shape == (2, 3, 3, 7)
 
 
 @pytest.mark.parametrize("call, words", [
-    (lambda m: hd.closed_form.mass_matrix_derivatives(m, np.zeros((2, 7)), 2), "rows"),
-    (lambda m: hd.closed_form.coriolis_matrix_derivatives(m, np.zeros((2, 7)), 1), "rows"),
-    (lambda m: hd.closed_form.gravity_derivatives(m, np.zeros((3, 6)), 1), "shape"),
-    (lambda m: hd.closed_form.gravity_derivatives(m, np.zeros(7), 0), "shape"),
-    (lambda m: hd.closed_form.mass_matrix_derivatives(m, np.full((3, 7), np.inf), 1), "non-finite"),
-    (lambda m: hd.closed_form.mass_matrix_derivatives(m, np.zeros((3, 7)), -1), "order"),
-    (lambda m: hd.closed_form.gravity_derivatives(m, np.zeros((3, 7)), 1.5), "order"),
-    (lambda m: hd.closed_form.coriolis_matrix_derivatives(m, np.zeros((3, 7)), 1, factorisation="x"),
+    (lambda m: mass_matrix_derivatives(m, np.zeros((2, 7)), 2), "rows"),
+    (lambda m: coriolis_matrix_derivatives(m, np.zeros((2, 7)), 1), "rows"),
+    (lambda m: gravity_derivatives(m, np.zeros((3, 6)), 1), "shape"),
+    (lambda m: gravity_derivatives(m, np.zeros(7), 0), "shape"),
+    (lambda m: mass_matrix_derivatives(m, np.full((3, 7), np.inf), 1), "non-finite"),
+    (lambda m: mass_matrix_derivatives(m, np.zeros((3, 7)), -1), "order"),
+    (lambda m: gravity_derivatives(m, np.zeros((3, 7)), 1.5), "order"),
+    (lambda m: coriolis_matrix_derivatives(m, np.zeros((3, 7)), 1, factorisation="x"),
      "factorisation"),
-    (lambda m: hd.closed_form.external_wrench_derivatives(m, np.zeros((3, 7)), 1, {"panda_hand": np.zeros(6)}),
+    (lambda m: external_wrench_derivatives(m, np.zeros((3, 7)), 1, {"panda_hand": np.zeros(6)}),
      "panda_hand"),
 ])
 def test_pieces_bad_input_raises(panda, call, words):
@@ -203,7 +205,7 @@ def test_pieces_bad_input_raises(panda, call, words):
 
 def test_unknown_link_raises_model_error(panda):
     with pytest.raises(hd.ModelError, match="nowhere"):
-        hd.closed_form.external_wrench_derivatives(panda, np.zeros((2, 7)), 1, {"nowhere": np.zeros((2, 6))})
+        external_wrench_derivatives(panda, np.zeros((2, 7)), 1, {"nowhere": np.zeros((2, 6))})
 
 
 # -- kinetic energy (De Luca, Robotics 2) and the power balance ------------------------------------
@@ -238,7 +240,7 @@ def test_power_balance(name, iiwa):
     jets = sinusoid_jet(model.n_dof, 1.3 + H * np.arange(-3, 4), 3, seed=4)
     T = hd.kinetic_energy(model, jets[:, 0], jets[:, 1])
     tau = hd.inverse_dynamics(model, *jets[3])
-    grav = hd.closed_form.gravity_derivatives(model, jets[3], 0)[0]
+    grav = gravity_derivatives(model, jets[3], 0)[0]
     power = jets[3, 1] @ (tau - grav)
     assert abs(fd(T) - power) < 1e-9 * max(1.0, abs(power))
 

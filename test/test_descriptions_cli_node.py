@@ -3,6 +3,7 @@ and arguments, identified inertias listed, and robots with 0 moving joints."""
 
 import os
 
+import numpy as np
 import pytest
 
 import hod_dynamics as hd
@@ -49,6 +50,53 @@ def test_info_of_a_xacro_file_with_arguments(rrbot_package, capsys):  # noqa: F8
     assert "2dof_robot: 2 moving joints" in out and "right_joint1" in out and "right_joint2" in out
     assert cli.main(["info", str(rrbot_package), "--xacro-arg", "prefix"]) == 2
     assert "hod-dynamics: error: --xacro-arg expects NAME:=VALUE, got 'prefix'" in capsys.readouterr().err
+
+
+def test_info_lists_the_extensions_of_a_unitree_g1_and_builds_it(capsys):
+    assert cli.main(["info", corpus_path("unitree_ros/g1_29dof_rev_1_0.urdf")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("g1_29dof_rev_1_0: 29 moving joints, root link 'pelvis'")
+    assert ("warning: <mujoco> in robot 'g1_29dof_rev_1_0' (line 9) is not URDF: read past, as urdfdom and "
+            "Pinocchio do (MuJoCo compiler options, as Unitree's descriptions carry them)") in out.splitlines()
+    assert "warning: attribute dont_collapse of <joint> in joint 'left_hand_palm_joint' (line 768), joint " in out
+
+
+LWR4_IDENTIFIED = corpus_path("FloBaRoID/kuka_lwr4_identified.urdf")
+
+
+def test_analyze_bag_with_an_identified_lwr4_model_and_friction_urdf_refused(tmp_path, capsys):
+    """FloBaRoID's identified KUKA LWR4+ (negative <dynamics friction> on four joints): the
+    recording of that arm is analysed with warnings naming the joints; --friction urdf is refused
+    in one line naming joint, line and value, before the bag is read or anything written."""
+    import json
+
+    from recordings import Recording
+
+    with pytest.warns(hd.HodDynamicsWarning, match=r"<dynamics friction=\"-"):
+        rec = Recording(seed=5, duration=8.0, urdf=LWR4_IDENTIFIED)
+    assert rec.model.joint_names == tuple(f"lwr_{i}_joint" for i in range(7))
+    bag = rec.write(tmp_path / "lwr4.mcap")
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(bag), "--urdf", LWR4_IDENTIFIED, "--out", str(out), "--no-plot",
+                     "--no-progress", "--no-derived-bag"]) == 0
+    captured = capsys.readouterr()
+    notes = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert notes[0].startswith("warning: joint 'lwr_3_joint' (line 207): <dynamics friction=\"-0.3904978507615987\"> "
+                               "is negative")
+    assert [n.split("'")[1] for n in notes] == ["lwr_3_joint", "lwr_4_joint", "lwr_5_joint", "lwr_6_joint"]
+    summary = json.loads((out / "summary.json").read_text())
+    rigid = np.array([summary["joints"][j]["residual_rms"] for j in rec.model.joint_names])
+    friction_rms = np.sqrt(np.mean(rec.friction_jet[:, 0] ** 2, axis=0))
+    # the residual is the recorded friction and sensor noise: the model's torques are the arm's
+    assert np.all(np.abs(rigid - np.sqrt(friction_rms ** 2 + 0.3 ** 2)) < 0.1 * rigid), (rigid, friction_rms)
+    refused = tmp_path / "refused"
+    assert cli.main(["analyze-bag", str(tmp_path / "missing.mcap"), "--urdf", LWR4_IDENTIFIED, "--out", str(refused),
+                     "--friction", "urdf", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1] == ("hod-dynamics: error: friction 'urdf': joint 'lwr_3_joint' (line 203) has <dynamics "
+                       "friction=\"-0.3904978507615987\">, a negative coefficient (as friction it would feed energy "
+                       "into the joint); fit the friction, or give a friction file, instead")
+    assert not refused.exists()
 
 
 # -- the node ------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ from scipy.interpolate import make_interp_spline
 
 import hod_dynamics as hd
 from hod_dynamics.errors import TrajectoryError
+from hod_dynamics.trajectory_feedforward import feedforward
+from hod_dynamics.actuators import (ActuatorSet, AntagonisticExponential, CubicSpring, VSA, load_actuators)
 
 from oracles import central_difference
 
@@ -34,11 +36,11 @@ def dense_motor_torque(model, traj, actuators):
     """u(t) as a degree-7 interpolant of the exact feedforward on a 2 ms grid (the ODE then
     costs one spline evaluation per step instead of a full feedforward), and the result at
     the grid. The interpolant is checked against the exact feedforward between grid points."""
-    ff = hd.trajectory_feedforward.feedforward(model, traj, GRID, 2, actuators)
+    ff = feedforward(model, traj, GRID, 2, actuators)
     u = ff.u if actuators is not None else ff.taujet[:, 0]
     spline = make_interp_spline(GRID, u, k=7)
     t_check = np.random.default_rng(1).uniform(0.0, 5.0, 40)
-    exact = hd.trajectory_feedforward.feedforward(model, traj, t_check, 2, actuators)
+    exact = feedforward(model, traj, t_check, 2, actuators)
     exact_u = exact.u if actuators is not None else exact.taujet[:, 0]
     assert np.abs(spline(t_check) - exact_u).max() < 1e-10 * np.abs(u).max()
     return spline, ff
@@ -73,7 +75,7 @@ def initial_state(ff):
 
 def test_sea_feedforward_tracks_and_rigid_feedforward_does_not(panda_case):
     model, pin_robot, traj = panda_case
-    sea = hd.actuators.load_actuators({j: {"type": "sea", "stiffness": K, "motor_inertia": B,
+    sea = load_actuators({j: {"type": "sea", "stiffness": K, "motor_inertia": B,
                                  "motor_damping": D} for j in model.joint_names}, model)
     u, ff = dense_motor_torque(model, traj, sea)
     x0 = initial_state(ff)
@@ -90,9 +92,9 @@ def test_vsa_feedforward_with_time_varying_stiffness_tracks(panda_case):
     sigma = hd.Trajectory.from_waypoints(["sigma"], [0.0, 2.0, 5.0], [[1.0], [1.4], [0.8]], continuity=6)
     preload = hd.Trajectory.from_waypoints(["sigma"], [0.0, 2.5, 5.0], [[0.3], [0.4], [0.3]],
                                            continuity=6)
-    cubic, expo = hd.actuators.CubicSpring(K, 5000.0), hd.actuators.AntagonisticExponential(2.5, 10.0)
-    acts = hd.actuators.ActuatorSet(model.joint_names, tuple(
-        hd.actuators.VSA(cubic, sigma, B, D) if i < 4 else hd.actuators.VSA(expo, preload, B, D) for i in range(7)))
+    cubic, expo = CubicSpring(K, 5000.0), AntagonisticExponential(2.5, 10.0)
+    acts = ActuatorSet(model.joint_names, tuple(
+        VSA(cubic, sigma, B, D) if i < 4 else VSA(expo, preload, B, D) for i in range(7)))
     u, ff = dense_motor_torque(model, traj, acts)
 
     def spring(t, d):
@@ -115,7 +117,7 @@ IIWA_ACTS = {"iiwa_joint_1": {"type": "sea", "stiffness": 900.0, "motor_inertia"
 def test_chain_matches_its_parts_and_maps_joint_order(iiwa):
     demo = hd.load_trajectory("iiwa14_demo")
     t = np.linspace(-1.0, 9.0, 23)
-    ff = hd.trajectory_feedforward.feedforward(iiwa, demo, t, 2, IIWA_ACTS)
+    ff = feedforward(iiwa, demo, t, 2, IIWA_ACTS)
     qjet = demo.jet(t, 4)
     assert np.array_equal(ff.qjet, qjet)
     assert np.abs(ff.taujet - hd.time_derivatives(iiwa, qjet, 2)).max() < 1e-12
@@ -127,10 +129,10 @@ def test_chain_matches_its_parts_and_maps_joint_order(iiwa):
     # message order -> model order
     rev = hd.Trajectory.from_waypoints(demo.joint_names[::-1], demo.waypoint_times,
                                        demo(demo.waypoint_times)[:, ::-1])
-    ff_rev = hd.trajectory_feedforward.feedforward(iiwa, rev, t, 2, IIWA_ACTS)
+    ff_rev = feedforward(iiwa, rev, t, 2, IIWA_ACTS)
     assert np.abs(ff_rev.u - ff.u).max() < 1e-9
     # without actuators: no motor references; a scalar time is one sample
-    plain = hd.trajectory_feedforward.feedforward(iiwa, demo, 3.0, 1)
+    plain = feedforward(iiwa, demo, 3.0, 1)
     assert plain.thetajet is None and plain.u is None and plain.taujet.shape == (1, 2, 7)
 
 
@@ -139,10 +141,10 @@ def test_theta_rows_are_time_derivatives(iiwa):
     demo = hd.load_trajectory("iiwa14_demo")
     traj = hd.Trajectory.from_waypoints(demo.joint_names, demo.waypoint_times,
                                         demo(demo.waypoint_times), continuity=6)
-    acts = hd.actuators.load_actuators(IIWA_ACTS, iiwa)
+    acts = load_actuators(IIWA_ACTS, iiwa)
     for t0 in (1.3, 4.7):
-        ff = hd.trajectory_feedforward.feedforward(iiwa, traj, t0, 4, acts)
-        fd = central_difference(lambda ts: hd.trajectory_feedforward.feedforward(iiwa, traj, ts, 4, acts).thetajet[:, :4],
+        ff = feedforward(iiwa, traj, t0, 4, acts)
+        fd = central_difference(lambda ts: feedforward(iiwa, traj, ts, 4, acts).thetajet[:, :4],
                                 t0, 1e-3)
         exact = ff.thetajet[0, 1:, :3]
         assert np.abs(fd[..., :3] - exact).max() < 1e-7 * np.abs(exact).max()
@@ -151,8 +153,8 @@ def test_theta_rows_are_time_derivatives(iiwa):
 def test_low_orders_still_give_the_motor_torque(iiwa):
     demo = hd.load_trajectory("iiwa14_demo")
     t = np.linspace(0, 8, 9)
-    full = hd.trajectory_feedforward.feedforward(iiwa, demo, t, 2, IIWA_ACTS)
-    low = hd.trajectory_feedforward.feedforward(iiwa, demo, t, 0, IIWA_ACTS)
+    full = feedforward(iiwa, demo, t, 2, IIWA_ACTS)
+    low = feedforward(iiwa, demo, t, 0, IIWA_ACTS)
     assert low.thetajet.shape == (9, 3, 7) and low.qjet.shape == (9, 3, 7)  # theta'' kept: u needs it
     assert np.abs(low.u - full.u).max() < 1e-12
     assert np.abs(low.thetajet - full.thetajet).max() < 1e-12
@@ -160,29 +162,33 @@ def test_low_orders_still_give_the_motor_torque(iiwa):
 
 def test_times_must_be_one_dimensional(iiwa):
     with pytest.raises(hd.InputError, match=r"1-D array of times, got shape \(2, 3\)"):
-        hd.trajectory_feedforward.feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), np.ones((2, 3)), 2, IIWA_ACTS)
+        feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), np.ones((2, 3)), 2, IIWA_ACTS)
 
 
 def test_trajectory_not_smooth_enough(iiwa):
     demo = hd.load_trajectory("iiwa14_demo")                       # C^4
     with pytest.raises(TrajectoryError, match="C\\^4 but torque order 3 needs C\\^5"):
-        hd.trajectory_feedforward.feedforward(iiwa, demo, [1.0], 3)
+        feedforward(iiwa, demo, [1.0], 3)
     c3 = hd.Trajectory.from_waypoints(demo.joint_names, demo.waypoint_times,
                                       demo(demo.waypoint_times), continuity=3)
-    hd.trajectory_feedforward.feedforward(iiwa, c3, [1.0], 1)                              # rigid order 1: C^3 is enough
+    feedforward(iiwa, c3, [1.0], 1)                              # rigid order 1: C^3 is enough
     with pytest.raises(TrajectoryError, match="torque order 2 needs C\\^4"):
-        hd.trajectory_feedforward.feedforward(iiwa, c3, [1.0], 1, IIWA_ACTS)               # u needs tau''
+        feedforward(iiwa, c3, [1.0], 1, IIWA_ACTS)               # u needs tau''
 
 
 def test_the_function_and_its_module_have_distinct_names(iiwa):
-    """``hd.trajectory_feedforward.feedforward`` is the function; its module is ``hod_dynamics.trajectory_feedforward``
-    (a module named like the function was shadowed by it on import), and a result prints its
-    shapes, not its arrays."""
+    """``hod_dynamics.trajectory_feedforward.feedforward`` is the function (a module named like
+    the function was shadowed by it on import; the top-level ``hd.feedforward`` of earlier
+    releases is that function, with a deprecation warning), and a result prints its shapes,
+    not its arrays."""
     import importlib
     import inspect
 
+    from hod_dynamics.errors import HodDynamicsDeprecationWarning
+
     module = importlib.import_module("hod_dynamics.trajectory_feedforward")
-    assert inspect.ismodule(module) and inspect.isfunction(hd.trajectory_feedforward.feedforward)
-    assert module.feedforward is hd.trajectory_feedforward.feedforward and module.save_csv is hd.trajectory_feedforward.save_csv
-    text = repr(hd.trajectory_feedforward.feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), np.linspace(0, 1, 1001), 2))
+    assert inspect.ismodule(hd.trajectory_feedforward) and inspect.isfunction(module.feedforward)
+    with pytest.warns(HodDynamicsDeprecationWarning):
+        assert hd.feedforward is module.feedforward and hd.save_csv is module.save_csv
+    text = repr(module.feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), np.linspace(0, 1, 1001), 2))
     assert text.startswith("FeedforwardResult(1001 samples, t=0..1 s, 7 joints") and len(text) < 400, text

@@ -102,8 +102,27 @@ def test_urdf_dynamics_tags_are_read_and_a_joint_without_one_has_no_friction():
     assert not bare.damping.any() and not bare.friction.any()
     np.testing.assert_array_equal(hd.inverse_dynamics(bare, q, qd, qdd, friction="urdf"),
                                   hd.inverse_dynamics(bare, q, qd, qdd))
-    with pytest.raises(ModelError, match=r"joint 'j2' \(line \d+\): <dynamics damping=\"-1(\.0)?\"> must be"):
-        hd.RobotModel.from_urdf(URDF.format(dyn1="", dyn2='<dynamics damping="-1"/>', dyn3=""))
+
+
+def test_negative_urdf_dynamics_load_with_a_warning_and_friction_urdf_refuses_them():
+    """Identification output can have a negative coefficient: the rigid-body model loads (a
+    warning names joint and line); a friction model built from it is refused, naming the joint,
+    its line and the value."""
+    text = URDF.format(dyn1="", dyn2='<dynamics damping="-1" friction="0.2"/>', dyn3="")
+    line = text[:text.index("<dynamics")].count("\n") + 1
+    joint_line = text[:text.index('<joint name="j2"')].count("\n") + 1
+    with pytest.warns(hd.HodDynamicsWarning, match=rf"^joint 'j2' \(line {line}\): <dynamics damping=\"-1\"> is negative"):
+        model = hd.RobotModel.from_urdf(text)
+    np.testing.assert_array_equal(model.damping, [0.0, -1.0, 0.0])
+    assert model.joint_lines["j2"] == joint_line
+    q = np.zeros((1, 3))
+    tau = hd.inverse_dynamics(model, q, q + 0.3, q)  # the rigid-body model does not use them
+    np.testing.assert_array_equal(tau, hd.inverse_dynamics(hd.RobotModel.from_urdf(URDF.format(dyn1="", dyn2="", dyn3="")), q, q + 0.3, q))
+    message = rf"^friction 'urdf': joint 'j2' \(line {joint_line}\) has <dynamics damping=\"-1.0\">, a negative coefficient"
+    with pytest.raises(ModelError, match=message):
+        load_friction("urdf", model)
+    with pytest.raises(ModelError, match=message):
+        hd.inverse_dynamics(model, q, q, q, friction="urdf")
 
 
 def test_yaml_round_trip_and_joints_not_listed_have_no_friction(iiwa, tmp_path):

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
+from hod_dynamics.closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
+                                      gravity_derivatives, mass_matrix_derivatives)
 from hod_dynamics.spatial import body_inertia, rpy_matrix, transform
 from hod_dynamics.backend import numba_available
 from oracles import rel_err
@@ -173,10 +175,11 @@ def test_zero_dof_model_every_public_function_returns_empty_results(fixed_only):
             "mass_matrix": (hd.mass_matrix(m, z), batch + (0, 0)),
             "kinetic_energy": (hd.kinetic_energy(m, z, z), batch),
             "time_derivatives closed_form": (hd.time_derivatives(m, jet, 2, method="closed_form"), batch + (3, 0)),
-            "mass_matrix_derivatives": (hd.closed_form.mass_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
-            "coriolis_matrix_derivatives": (hd.closed_form.coriolis_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
-            "gravity_derivatives": (hd.closed_form.gravity_derivatives(m, jet, 2), batch + (3, 0)),
-            "external_wrench_derivatives": (hd.closed_form.external_wrench_derivatives(m, jet, 2, {"top": np.zeros(batch + (3, 6))}),
+            "mass_matrix_derivatives": (mass_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
+            "coriolis_matrix_derivatives": (coriolis_matrix_derivatives(m, jet, 2), batch + (3, 0, 0)),
+            "gravity_derivatives": (gravity_derivatives(m, jet, 2), batch + (3, 0)),
+            "external_wrench_derivatives": (external_wrench_derivatives(m, jet, 2,
+                                                                        {"top": np.zeros(batch + (3, 6))}),
                                             batch + (3, 0)),
             "id_partials_directional": (hd.id_partials_directional(m, z, z, z, z, z, z)[0], batch + (0, 0)),
             "id_second_order_rate": (hd.id_second_order_rate(m, z, z, z, z), batch + (0,)),

@@ -13,6 +13,8 @@ import pytest
 from ros_harness import LATCHED, Harness, installed_executable, rclpy, start_process, wait_for
 
 import hod_dynamics as hd  # noqa: E402
+from hod_dynamics.trajectory_feedforward import feedforward  # noqa: E402
+from hod_dynamics.actuators import load_actuators  # noqa: E402
 from hod_dynamics.ros.conversions import array_from_multiarray, to_seconds, trajectory_msg  # noqa: E402
 from hod_dynamics.ros.feedforward_node import FeedforwardNode  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -129,8 +131,8 @@ def test_motor_references_match_the_actuator_layer(harness):
     node = make_node(harness, publish_rate=100.0, actuators=SEA_YAML)
     model = node.model
     traj, moving, t, motor_d = _drive(harness, node, "motor_reference", "motor_derivatives", "motor references")
-    actuators = hd.actuators.load_actuators(__import__("yaml").safe_load(SEA_YAML), model)
-    expected = hd.trajectory_feedforward.feedforward(model, traj, t, 2, actuators)
+    actuators = load_actuators(__import__("yaml").safe_load(SEA_YAML), model)
+    expected = feedforward(model, traj, t, 2, actuators)
     got_theta = np.array([m.points[0].positions for m in moving])
     got_u = np.array([m.points[0].effort for m in moving])
     np.testing.assert_allclose(got_theta, expected.thetajet[:, 0], rtol=1e-9, atol=1e-12)
@@ -144,8 +146,8 @@ def test_friction_parameter_adds_the_friction_jets(harness):
     node = make_node(harness, publish_rate=100.0, friction=friction)
     model = node.model
     traj, moving, t, derivatives = _drive(harness, node, "feedforward", "torque_derivatives", "feedforward samples")
-    expected = hd.trajectory_feedforward.feedforward(model, traj, t, 2, friction=hd.load_friction(friction, model))
-    rigid = hd.trajectory_feedforward.feedforward(model, traj, t, 2)
+    expected = feedforward(model, traj, t, 2, friction=hd.load_friction(friction, model))
+    rigid = feedforward(model, traj, t, 2)
     np.testing.assert_allclose([m.points[0].effort for m in moving], expected.taujet[:, 0], rtol=1e-9, atol=1e-9)
     assert np.abs(expected.taujet[:, :, 0] - rigid.taujet[:, :, 0]).max() > 0.1   # joint 1's friction shows
     assert array_from_multiarray(derivatives[-1])[0].shape == (3, 7)
@@ -332,7 +334,7 @@ def test_demo_publisher_drives_the_elastic_demo(harness):
     wait_for(lambda: any(to_seconds(m.points[0].time_from_start) > 0.2 for m in motor), 10, "motor references")
     m = motor[-1].points[0]
     t = to_seconds(m.time_from_start)
-    expected = hd.trajectory_feedforward.feedforward(node.model, traj, np.array([t]), 2, hd.actuators.load_actuators(config, node.model))
+    expected = feedforward(node.model, traj, np.array([t]), 2, load_actuators(config, node.model))
     np.testing.assert_allclose(m.positions, expected.thetajet[0, 0], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(m.effort, expected.u[0], rtol=1e-9, atol=1e-9)
 

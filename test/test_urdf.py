@@ -190,26 +190,33 @@ MISSPELLINGS = [
      f'<{_MARK}inertal>\n      <origin rpy="0 0 0" xyz="-0.1 0 0.07"/>\n      <mass value="5"/>\n'
      '      <inertia ixx="0.05" ixy="0" ixz="0" iyy="0.06" iyz="0" izz="0.03"/>\n    </inertal>',
      "unknown element <inertal> in link 'iiwa_link_0'", "<inertial>"),
-    (IIWA7, '<link name="iiwa_link_1">', f'<link name="iiwa_link_1" {_MARK}nmae="x">', "unknown attribute nmae=\"x\" of <link> in link 'iiwa_link_1'", "'name'"),
+    (IIWA7, '<link name="iiwa_link_1">', f'<link {_MARK}nmae="iiwa_link_1">', "unknown attribute nmae=\"iiwa_link_1\" of <link> in a link", "'name'"),
     (IIWA7, '<axis xyz="0 0 1"/>', f'<{_MARK}axs xyz="0 0 1"/>', "unknown element <axs> in joint 'iiwa_joint_1'", "<axis>"),
-    (IIWA7, '<joint name="iiwa_joint_2" type="revolute">', f'<joint name="iiwa_joint_2" {_MARK}tpye="fixed" type="revolute">',
-     "unknown attribute tpye=\"fixed\" of <joint> in joint 'iiwa_joint_2'", "'type'"),
+    (IIWA7, '<joint name="iiwa_joint_2" type="revolute">', f'<joint name="iiwa_joint_2" {_MARK}tpye="revolute">',
+     "unknown attribute tpye=\"revolute\" of <joint> in joint 'iiwa_joint_2'", "'type'"),
     (IIWA7, '<mass value="5"/>', f'<{_MARK}mas value="5"/>', "unknown element <mas> in link 'iiwa_link_0'", "<mass>"),
     (IIWA7, '<mass value="3.4525"/>', f'<mass {_MARK}valu="3.4525"/>', "unknown attribute valu=\"3.4525\" of <mass> in link 'iiwa_link_1'", "'value'"),
-    (IIWA7, 'ixx="0.02183"', f'{_MARK}ixxx="0.02183" ixx="0.02183"', "unknown attribute ixxx=\"0.02183\" of <inertia> in link 'iiwa_link_1'", "'ixx'"),
+    (IIWA7, 'ixx="0.02183"', f'{_MARK}ixxx="0.02183"', "unknown attribute ixxx=\"0.02183\" of <inertia> in link 'iiwa_link_1'", "'ixx'"),
     (IIWA7, '<origin rpy="0 0 0" xyz="0 0 0.15"/>', f'<origin rpy="0 0 0" {_MARK}xzy="0 0 0.15"/>', "unknown attribute xzy=\"0 0 0.15\" of <origin> in joint 'iiwa_joint_1'", "'xyz'"),
-    (IIWA7, '<origin rpy="0 0 0" xyz="0 0 0.15"/>', f'<origin rpy="0 0 0" xyz="0 0 0.15">\n<{_MARK}rpy/></origin>', "unknown element <rpy> in joint 'iiwa_joint_1'", ""),
+    # a value written as an element (SDFormat's form): the attribute it should be is suggested
+    (IIWA7, '<origin rpy="0 0 0" xyz="0 0 0.15"/>', f'<origin xyz="0 0 0.15">\n<{_MARK}rpy>0 0 1</rpy></origin>',
+     "unknown element <rpy> in joint 'iiwa_joint_1'", 'the attribute rpy="..."'),
     (IIWA7, '<axis xyz="0 0 1"/>', f'<axis {_MARK}xyx="0 0 1"/>', "unknown attribute xyx=\"0 0 1\" of <axis> in joint 'iiwa_joint_1'", "'xyz'"),
-    (IIWA7, '<axis xyz="0 0 1"/>', f'<axis xyz="0 0 1"><{_MARK}xyz/></axis>', "unknown element <xyz> in joint 'iiwa_joint_1'", ""),
+    (IIWA7, '<axis xyz="0 0 1"/>', f'<axis><{_MARK}xyz>0 0 1</xyz></axis>', "unknown element <xyz> in joint 'iiwa_joint_1'", 'the attribute xyz="..."'),
+    (IIWA7, '<axis xyz="0 0 1"/>', f'<{_MARK}Axis xyz="0 0 1"/>', "unknown element <Axis> in joint 'iiwa_joint_1'", "<axis>"),  # a case slip
+    (IIWA7, '<origin rpy="0 0 0" xyz="0 0 0.15"/>', f'<origin rpy="0 0 0" {_MARK}XYZ="0 0 0.15"/>', "unknown attribute XYZ=\"0 0 0.15\" of <origin> in joint 'iiwa_joint_1'", "'xyz'"),
+    # an element written as an attribute
+    (IIWA7, '<joint name="iiwa_joint_1" type="revolute">', f'<joint name="iiwa_joint_1" type="revolute" {_MARK}axis="0 0 1">',
+     "unknown attribute axis=\"0 0 1\" of <joint> in joint 'iiwa_joint_1'", "a child element <axis>"),
     (IIWA7, '<limit effort="300"', f'<limit {_MARK}efort="300"', "unknown attribute efort=\"300\" of <limit> in joint 'iiwa_joint_1'", "'effort'"),
     (IIWA7, '<limit effort="300" lower="-2.96705972839" upper="2.96705972839" velocity="10"/>',
-     f'<limit effort="300" lower="-2.96705972839" upper="2.96705972839" velocity="10"><{_MARK}lower/></limit>',
-     "unknown element <lower> in joint 'iiwa_joint_1'", ""),
+     f'<limit effort="300" upper="2.96705972839" velocity="10"><{_MARK}lower>-2.96705972839</lower></limit>',
+     "unknown element <lower> in joint 'iiwa_joint_1'", 'the attribute lower="..."'),
     (IIWA7, '<dynamics damping="0.5"/>', f'<dynamics {_MARK}dampin="0.5"/>', "unknown attribute dampin=\"0.5\" of <dynamics> in joint 'iiwa_joint_1'", "'damping'"),
-    (IIWA7, '<dynamics damping="0.5"/>', f'<dynamics damping="0.5"><{_MARK}friction/></dynamics>', "unknown element <friction> in joint 'iiwa_joint_1'", ""),
+    (IIWA7, '<dynamics damping="0.5"/>', f'<dynamics damping="0.5"><{_MARK}friction/></dynamics>', "unknown element <friction> in joint 'iiwa_joint_1'", 'the attribute friction="..."'),
     (FULL, 'multiplier="0.5"', f'{_MARK}multipler="0.5"', "unknown attribute multipler=\"0.5\" of <mimic> in joint 'platform_joint'", "'multiplier'"),
     (FULL, '<mimic joint="shoulder_joint" multiplier="0.5" offset="0.0"/>',
-     f'<mimic joint="shoulder_joint" multiplier="0.5" offset="0.0"><{_MARK}offset/></mimic>', "unknown element <offset> in joint 'platform_joint'", ""),
+     f'<mimic joint="shoulder_joint" multiplier="0.5"><{_MARK}offset/></mimic>', "unknown element <offset> in joint 'platform_joint'", 'the attribute offset="..."'),
 ]
 
 
@@ -248,10 +255,14 @@ def test_a_misspelt_axis_would_give_wrong_torques_strict_refuses_it(rng):
     assert rel_err(hd.inverse_dynamics(lenient, q, qd, qdd), hd.inverse_dynamics(good, q, qd, qdd)) > 0.01
 
 
-def test_every_legitimate_extension_loads_without_error_or_warning():
-    """<gazebo>, <transmission> (ROS 1 and 2 forms), <ros2_control>, <safety_controller>,
-    <calibration>, sensors, Drake's <frame> and drake: namespace, comments, visual/collision
-    content and materials: the same model as without them, and no warning."""
+def _subjects(caught):
+    return [str(w.message).split(" in ")[0] for w in caught if issubclass(w.category, hd.HodDynamicsWarning)]
+
+
+def test_urdf_the_dynamics_does_not_read_loads_without_error_or_warning():
+    """<gazebo>, <transmission> (ROS 1 and 2 forms), <ros2_control>, <sensor>, <safety_controller>,
+    <calibration>, comments, namespace declarations, visual/collision content and materials:
+    the same model as without them, and no warning."""
     base = _text(IIWA7)
     extra_robot = (
         '<ros2_control name="iiwa" type="system"><hardware><plugin>mock_components/GenericSystem</plugin>'
@@ -259,29 +270,90 @@ def test_every_legitimate_extension_loads_without_error_or_warning():
         '</joint></ros2_control>'
         '<sensor name="cam" update_rate="30"><parent link="iiwa_link_7"/><origin xyz="0 0 0.1"/><camera>'
         '<image width="640" height="480" hfov="1.5" format="RGB8" near="0.01" far="50"/></camera></sensor>'
-        '<frame link="iiwa_link_7" name="tool" rpy="0 0 0" xyz="0 0 0.1"/>'
-        '<drake:collision_filter_group name="arm"><drake:member link="iiwa_link_1"/></drake:collision_filter_group>'
         '<transmission name="t2"><type>transmission_interface/SimpleTransmission</type>'
         '<joint name="iiwa_joint_2"><hardwareInterface>hardware_interface/EffortJointInterface</hardwareInterface>'
         '</joint><actuator name="m2"><mechanicalReduction>160</mechanicalReduction></actuator></transmission>'
         '<gazebo reference="iiwa_link_7"><sensor type="force_torque" name="ft"><update_rate>100</update_rate></sensor></gazebo>'
         '<material name="steel"><color rgba="0.5 0.5 0.5 1"/><texture filename="steel.png"/></material>'
         '<!-- a comment with <axs> in it -->')
-    text = base.replace('<robot name="iiwa7"', '<robot xmlns:drake="http://drake.mit.edu" name="iiwa7"')
+    text = base.replace("<self_collision_checking>", "<!--<self_collision_checking>").replace(
+        "</self_collision_checking>", "</self_collision_checking>-->")
+    text = text.replace('<robot name="iiwa7"', '<robot xmlns:drake="http://drake.mit.edu" '
+                        'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" name="iiwa7"')
     text = text.replace("</robot>", extra_robot + "</robot>")
-    text = text.replace('<dynamics damping="0.5"/>', '<dynamics damping="0.5"/><calibration rising="0.1" falling="0.2"/>'
-                        '<drake:rotor_inertia value="0.0005"/><drake:gear_ratio value="160"/>', 1)
-    text = text.replace('<link name="iiwa_link_1">', '<link name="iiwa_link_1" drake:note="x">'
+    text = text.replace('<dynamics damping="0.5"/>', '<dynamics damping="0.5"/><calibration rising="0.1" falling="0.2"/>', 1)
+    text = text.replace('<link name="iiwa_link_1">', '<link name="iiwa_link_1">'
                         '<visual name="v"><geometry name="g"><mesh filename="a.stl" scale="1 1 1"/></geometry>'
                         '<anything_at_all/></visual><collision><geometry><capsule length="0.2" radius="0.05"/>'
-                        '</geometry><drake:proximity_properties/></collision>'
-                        '<sensor name="imu" type="imu"/><contact><lateral_friction value="1"/></contact>', 1)
+                        '</geometry><drake:proximity_properties/></collision>', 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model = hd.RobotModel.from_urdf(text)
+    with pytest.warns(hd.HodDynamicsWarning, match="<self_collision_checking>"):
+        reference = hd.RobotModel.from_urdf(IIWA7)
+    np.testing.assert_array_equal(model.inertias, reference.inertias)
+    np.testing.assert_array_equal(model.screws, reference.screws)
+
+
+def test_vendor_extensions_load_with_one_warning_each_naming_where_they_are():
+    """Names that are not URDF and not a likely misspelling: read past, as urdfdom and Pinocchio
+    do; one warning per name, with its places (grouped by link or joint) and lines."""
+    text = _text(IIWA7)
+    text = text.replace('<robot name="iiwa7"', '<robot xmlns:drake="http://drake.mit.edu" name="iiwa7"')
+    text = text.replace("</robot>", '<mujoco><compiler meshdir="meshes"/></mujoco>'
+                        '<frame link="iiwa_link_7" name="tool" rpy="0 0 0" xyz="0 0 0.1"/>'
+                        '<drake:collision_filter_group name="arm"><drake:member link="iiwa_link_1"/>'
+                        '</drake:collision_filter_group><loop_joint name="l" type="continuous"/></robot>')
+    text = text.replace('<dynamics damping="0.5"/>', '<dynamics damping="0.5" spring_reference="0"/>'
+                        '<joint_properties friction="0.1"/>')
+    text = text.replace('<link name="iiwa_link_1">', '<link name="iiwa_link_1" drake:note="x"><contact>'
+                        '<lateral_friction value="1"/></contact>', 1)
+    lines = {tag: text[:text.index(tag)].count("\n") + 1 for tag in ("<mujoco>", "<loop_joint", '<link name="iiwa_link_1"')}
+    link1 = lines['<link name="iiwa_link_1"']
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = hd.RobotModel.from_urdf(text)
+    messages = [str(w.message) for w in caught if issubclass(w.category, hd.HodDynamicsWarning)]
+    assert all(w.category is hd.errors.URDFExtensionWarning for w in caught)  # a filter can silence them alone
+    assert _subjects(caught) == ["<mujoco>", "<frame>", "<drake:collision_filter_group>", "<loop_joint>",
+                                 "<self_collision_checking>", "<joint_properties>",
+                                 "attribute spring_reference of <dynamics>", "attribute drake:note of <link>",
+                                 "<contact>"], messages
+    assert (f"<mujoco> in robot 'iiwa7' (line {lines['<mujoco>']}) is not URDF: read past, as urdfdom and "
+            "Pinocchio do (MuJoCo compiler options, as Unitree's descriptions carry them)") in messages
+    assert any(m.startswith(f"<loop_joint> in robot 'iiwa7' (line {lines['<loop_joint']}) is not URDF") and
+               "the model is the tree without it" in m for m in messages)
+    spring = next(m for m in messages if m.startswith("attribute spring_reference"))
+    assert spring.startswith("attribute spring_reference of <dynamics> in joint 'iiwa_joint_1' (line ")
+    assert "joint 'iiwa_joint_2' (line " in spring and "and 4 more is not URDF" in spring
+    assert messages[8].startswith(f"<contact> in link 'iiwa_link_1' (line {link1}) is not URDF")
     reference = hd.RobotModel.from_urdf(IIWA7)
     np.testing.assert_array_equal(model.inertias, reference.inertias)
     np.testing.assert_array_equal(model.screws, reference.screws)
+
+
+def test_a_urdf_element_out_of_place_is_an_extension_warning_naming_where():
+    """A stray <origin> directly in <robot> (a KUKA LWR4+ description) or in a <link>, an
+    <inertial> directly in <robot> (a Robotiq hand): no URDF reader looks there."""
+    text = two_links().replace("</robot>", '<origin xyz="0 0 0" rpy="0 -0 0"/></robot>')
+    text = text.replace('<link name="base"/>', '<link name="base"><origin xyz="1 0 0"/></link>')
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = hd.RobotModel.from_urdf(text)
+    assert [str(w.message) for w in caught] == [
+        "<origin> in robot 't' (line 8) is a URDF element, but not one <robot> holds: read past, as urdfdom does",
+        "<origin> in link 'base' (line 2) is a URDF element, but not one <link> holds: read past, as urdfdom does"]
+    np.testing.assert_array_equal(model.references, hd.RobotModel.from_urdf(two_links()).references)
+
+
+def test_a_name_close_to_one_the_element_already_has_is_an_extension():
+    """<limit velocity k_velocity>: k_velocity is two edits from velocity, which the element has,
+    so it is no misspelling of it (a safety-controller gain written in the limit)."""
+    text = two_links().replace('velocity="3"', 'velocity="3" k_velocity="10"')
+    with pytest.warns(hd.HodDynamicsWarning, match=r"^attribute k_velocity of <limit> in joint 'j1' \(line 5\) is not URDF"):
+        hd.RobotModel.from_urdf(text)
+    with pytest.raises(hd.ModelError, match=r"^unknown attribute k_velocity=\"10\" of <limit> in joint 'j1' \(line 5\); did you mean 'velocity'\?"):
+        hd.RobotModel.from_urdf(two_links().replace('velocity="3"', 'k_velocity="10"'))
 
 
 @pytest.mark.parametrize("variant", ["bom text", "bom bytes", "bom file", "blank lines text", "blank lines file",
@@ -388,7 +460,8 @@ def test_what_urdfdom_requires_is_named_with_its_line():
     """<limit> without effort or velocity and <inertial> without <mass>: urdfdom (and so Pinocchio)
     refuses them; the message names element, joint or link and line."""
     text, line = _misspelling(IIWA7, '<limit effort="300" lower', f'<limit {_MARK}lower')
-    with pytest.raises(hd.ModelError, match=rf"^<limit> in joint 'iiwa_joint_1' \(line {line}\) has no effort attribute$"):
+    with pytest.raises(hd.ModelError, match=rf"^<limit> in joint 'iiwa_joint_1' \(line {line}\) has no effort attribute "
+                                            r"\(strict=False, or --lenient, reads past it with a warning\)$"):
         hd.RobotModel.from_urdf(text)
     text, line = _misspelling(IIWA7, '<mass value="5"/>', f'{_MARK}')
     with pytest.raises(hd.ModelError, match=r"^<inertial> in link 'iiwa_link_0' \(line \d+\) has no <mass> element$"):
@@ -399,3 +472,87 @@ def test_an_axis_without_xyz_is_refused_with_its_line():
     """The URDF specification requires xyz in <axis> (urdfdom would leave the axis zero)."""
     with pytest.raises(hd.ModelError, match=r"^<axis> in joint 'j1' \(line 4\) has no xyz attribute$"):
         hd.RobotModel.from_urdf(two_links().replace('<axis xyz="0 0 1"/>', "<axis/>"))
+
+
+# -- one tree or a clear error ------------------------------------------------------------------------
+IIWA14 = os.path.join(CORPUS, "kuka_experimental", "lbr_iiwa_14_r820.urdf")  # ROS-Industrial's LBR iiwa 14
+
+
+def _line(text, needle):
+    return text[:text.index(needle)].count("\n") + 1
+
+
+def _at(text, kind, name):
+    """Line of the <kind name="name"> element."""
+    return _line(text, f'<{kind} name="{name}"')
+
+
+def test_a_link_that_is_the_child_of_two_joints_is_refused_naming_both():
+    text = _text(IIWA14).replace('<link name="base"/>', '<link name="base"/><joint name="extra" type="fixed">'
+                                 '<parent link="link_2"/><child link="link_5"/></joint>')
+    with pytest.raises(hd.ModelError) as info:
+        hd.RobotModel.from_urdf(text, strict=False)
+    assert str(info.value) == (
+        f"link 'link_5' (line {_at(text, 'link', 'link_5')}) is the child of two joints, 'joint_a5' "
+        f"(line {_at(text, 'joint', 'joint_a5')}) and 'extra' (line {_at(text, 'joint', 'extra')}): "
+        "in a URDF each link has one parent joint at most")
+
+
+def test_a_loop_that_makes_the_first_link_a_child_is_refused_naming_its_joints_and_links():
+    """joint_a4's child made the base link: urdfdom and Pinocchio accept it (and take link_4 as the
+    root: 3 moving joints); here it is refused, naming the loop."""
+    text = _text(IIWA14).replace('<parent link="link_3"/>\n    <child link="link_4"/>',
+                                 '<parent link="link_3"/>\n    <child link="base_link"/>')
+    assert text != _text(IIWA14)
+    pin = pytest.importorskip("pinocchio", reason="pinocchio (pin) not installed")
+    assert pin.buildModelFromXML(text).nv == 3
+    lines = {j: _line(text, f'<joint name="{j}"') for j in ("joint_a1", "joint_a2", "joint_a3", "joint_a4")}
+    message = (f"joints 'joint_a1' (line {lines['joint_a1']}), 'joint_a2' (line {lines['joint_a2']}), 'joint_a3' "
+               f"(line {lines['joint_a3']}), 'joint_a4' (line {lines['joint_a4']}) form a loop: links 'base_link' -> "
+               "'link_1' -> 'link_2' -> 'link_3' -> 'base_link'; a URDF is a tree (one of these joints has the "
+               "wrong <parent> or <child>)")
+    for kwargs in ({}, {"strict": False}, {"root_link": "link_4"}):
+        with pytest.raises(hd.ModelError) as info:
+            hd.RobotModel.from_urdf(text, **kwargs)
+        assert str(info.value) == message
+
+
+def test_a_group_of_links_unreachable_from_the_root_is_refused_naming_the_trees_and_root_link_chooses_one():
+    """joint_a4 deleted: link_4 and what hangs from it are a second tree."""
+    start = _text(IIWA14).index('<joint name="joint_a4"')
+    end = _text(IIWA14).index("</joint>", start) + len("</joint>")
+    text = _text(IIWA14)[:start] + _text(IIWA14)[end:]
+    with pytest.raises(hd.ModelError) as info:
+        hd.RobotModel.from_urdf(text)
+    assert str(info.value) == (
+        f"the description holds 2 separate trees, with root links 'base_link' (line {_at(text, 'link', 'base_link')}, "
+        f"5 links), 'link_4' (line {_at(text, 'link', 'link_4')}, 5 links): choose one with root_link "
+        "(--root on the command line), or join them with joints")
+    assert hd.RobotModel.from_urdf(text, root_link="base_link").joint_names == ("joint_a1", "joint_a2", "joint_a3")
+    assert hd.RobotModel.from_urdf(text, root_link="link_4").joint_names == ("joint_a5", "joint_a6", "joint_a7")
+
+
+def test_a_world_link_with_nothing_attached_is_no_tree_of_its_own(rng):
+    text = _text(IIWA14).replace('<link name="base_link">', '<link name="world"/>\n  <link name="base_link">')
+    model = hd.RobotModel.from_urdf(text)
+    assert model.root_link == "base_link" and model.n_dof == 7
+    lonely = text.replace('<link name="world"/>', '<link name="table"/>')
+    with pytest.raises(hd.ModelError, match=r"^the description holds 2 separate trees, with root links 'table' \(line 8, 1 links\)"):
+        hd.RobotModel.from_urdf(lonely)
+
+
+def test_what_stays_an_error_with_strict_false():
+    """--lenient reads past names and values the model does not need, never a fault that leaves
+    no model: malformed XML, an undefined link, a negative mass, an origin that is not numbers,
+    an unknown joint type."""
+    cases = [
+        (two_links().replace("</robot>", ""), r"malformed URDF"),
+        (two_links().replace('<parent link="base"/>', '<parent link="bse"/>'), r"refers to link 'bse', which is not defined"),
+        (two_links(mass="-1"), r"negative mass"),
+        (two_links().replace('xyz="0.1 0.2 0.3"', 'xyz="0.1 0.2"'), r"must be 3 finite numbers"),
+        (two_links("spherical"), r"unknown type 'spherical'"),
+        (two_links().replace('<axis xyz="0 0 1"/>', "<axis/>"), r"has no xyz attribute"),
+    ]
+    for text, match in cases:
+        with pytest.raises(hd.ModelError, match=match):
+            hd.RobotModel.from_urdf(text, strict=False)

@@ -24,6 +24,7 @@ def test_every_fixed_base_function_refuses_a_floating_model_with_one_message(sol
         "id_partials_directional": lambda: hd.id_partials_directional(solo, *[joints] * 6),
         "id_second_order_rate": lambda: hd.id_second_order_rate(solo, *[joints] * 4),
         "SecondPartialsData": lambda: hd.SecondPartialsData(solo),
+        "regressor_time_derivatives": lambda: hd.regressor_time_derivatives(solo, np.zeros((3, solo.n_dof)), 0),
     }
     for what, call in calls.items():
         with pytest.raises(hd.InputError) as caught:
@@ -31,8 +32,8 @@ def test_every_fixed_base_function_refuses_a_floating_model_with_one_message(sol
         assert str(caught.value) == (
             f"{what} takes fixed-base models; 'solo' has a floating base (floating-base models: "
             "inverse_dynamics, time_derivatives_floating, forward_dynamics, mass_matrix, "
-            "kinetic_energy, id_partials, feedforward; or fix the base: build the model without "
-            "floating_base=True, or with root_link)"), what
+            "kinetic_energy, id_partials, feedforward, regressor, regressors.regressor_time_derivatives_floating; "
+            "or fix the base: build the model without floating_base=True, or with root_link)"), what
 
 
 def test_the_floating_entry_point_refuses_a_fixed_model_naming_itself(iiwa):

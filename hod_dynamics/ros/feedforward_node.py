@@ -15,6 +15,13 @@ Interface (``~`` = the node's namespace, see doc/ros2_interface.md for types and
   ``~/motor_derivatives``, ``~/effort_command`` (only while ``publish_effort_command``), and
   ``/diagnostics``.
 
+The node is a shell: its scheduling rules (start stamps, a later start, moving from the
+current reference, a single point, the clock going back, holding after a failure, the grid
+and its chunks, the statistics) are those of :class:`hod_dynamics.reference_stream.ReferenceStream`,
+and it builds its model with :func:`hod_dynamics.robots.model_from_description`, as the
+command line does. Here: the interfaces, the parameters (read one way, from the table), the
+diagnostics and the threads (streaming, compiling the kernels).
+
 Parameters: PARAMETERS. Bad input never stops the node: a rejected trajectory is logged in
 one line, counted in the diagnostics, and the current trajectory goes on. A node that cannot
 start (a parameter, the model or the actuators given by parameter) logs one FATAL line naming
@@ -25,7 +32,6 @@ import json
 import os
 import threading
 import time
-import warnings
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -39,20 +45,18 @@ from trajectory_msgs.msg import JointTrajectory
 from ..actuators import load_actuators
 from ..backend import compile_notice, requested_backend
 from ..dispatch import prepare_compiled_kernels
-from ..robots import urdf_source
+from ..errors import HodDynamicsError, StartupError
 from ..friction import load_friction
-from ..errors import HodDynamicsError, HodDynamicsWarning
-from ..trajectory_feedforward import feedforward, profile, save_csv, save_npz, summary
-from ..model import RobotModel
-from ..urdf import xacro_args_from_strings
 from ..msgfields import stamp_ns
-from ..trajectory import Trajectory
+from ..reference_stream import ReferenceStream, hold_trajectory
+from ..robots import model_from_description
+from ..trajectory_feedforward import profile, save_csv, save_npz, summary
+from ..urdf import xacro_args_from_strings
 from .conversions import multiarray, trajectory_msg, waypoints_from_msg
 from .parameters import Spec, checker as parameter_checker, declare as declare_parameters, value_of as parameter_value
-from .process import StartupError, exit_process, run
+from .process import exit_process, run
 
 NODE_NAME = "hod_feedforward"
-CHUNK_SECONDS = 0.1  # streamed samples computed ahead per vectorised call
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
 
@@ -60,8 +64,9 @@ PARAMETERS = (
     Spec("robot_description", "string", "", "URDF XML of the robot (first source)"),
     Spec("urdf_path", "string", "", "URDF or xacro file, or a shipped robot name (second source; else the robot_description topic)"),
     Spec("xacro_args", "string_array", [], "xacro arguments name:=value for a .xacro urdf_path"),
-    Spec("strict", "bool", True, "unknown URDF elements/attributes are errors; false: logged warnings"),
-    Spec("root_link", "string", "", "link fixed to the world (empty: the URDF root)"),
+    Spec("strict", "bool", True, "misspelt URDF names and malformed values the model does not need are errors; "
+         "false: logged warnings (extensions are always logged warnings)"),
+    Spec("root_link", "string", "", "link fixed to the world (empty: the root of the URDF's one tree)"),
     Spec("tip_links", "string_array", [], "keep only the chains to these links (empty: all)"),
     Spec("locked_joints", "string_array", [], "joints frozen rigidly"),
     Spec("locked_positions", "double_array", [], "positions of locked_joints", "rad or m"),
@@ -82,6 +87,8 @@ PARAMETERS = (
 _SPECS = {s.name: s for s in PARAMETERS}
 
 
+
+
 class FeedforwardNode(Node):
     """Streams inverse dynamics jets along the latest trajectory; see the module docstring."""
 
@@ -93,27 +100,26 @@ class FeedforwardNode(Node):
         self._stop = threading.Event()
         self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
         self.unknown_parameters = declare_parameters(self, PARAMETERS)  # warned about
-        self.order = self.get_parameter("order").value
-        self.period = 1.0 / self.get_parameter("publish_rate").value
-        self._lock = threading.Lock()
-        self.model = self.actuators = self.friction = None
-        self.active = None        # (Trajectory in model order, start time in ns)
-        self.pending = []         # [(start ns, Trajectory)] waiting for their start time
-        self.latest = None        # the most recent valid trajectory (for ~/compute_profile)
-        self.stats = dict(ticks=0, late_ticks=0, rejected=0, accepted=0, compute_s=0.0,
-                          compute_max_s=0.0, last_rejection="", stream_errors=0, last_stream_error="")
-        self._last_q = None       # last streamed positions, held if the trajectory fails
+        self.order = self._param("order")
+        self.period = 1.0 / self._param("publish_rate")
+        self.stream = ReferenceStream(self.period, self.order,
+                                      allow_extra_joints=self._param("allow_extra_joints"))
         self._profiles_written = 0
-        self._chunk = None        # (trajectory, start, first grid index, FeedforwardResult)
-        self.backend = "numpy"    # until the compiled kernels are ready (_prepare_compiled)
         self.ready = False        # serving: ~/trajectory and ~/compute_profile exist
         self.pub_effort = None    # ~/effort_command exists only while publish_effort_command is true
+        self._effort_lock = threading.Lock()
         self._make_interfaces()
         self._load_model_from_parameters()
         self.add_on_set_parameters_callback(parameter_checker(PARAMETERS, self._check_parameter))
         self.add_post_set_parameters_callback(self._parameters_set)
         self._update_effort_publisher()
         self._streamer.start()
+
+    # the stream's state, as the node's (its diagnostics, its service, the tests' view)
+    model = property(lambda self: self.stream.model)
+    latest = property(lambda self: self.stream.latest)
+    stats = property(lambda self: self.stream.stats)
+    backend = property(lambda self: self.stream.backend)
 
     # -- set-up --------------------------------------------------------------------------------
     def _make_interfaces(self):
@@ -136,8 +142,8 @@ class FeedforwardNode(Node):
                                f"{self.resolve_service_name('~/compute_profile')} ({self.backend} backend)")
 
     def _load_model_from_parameters(self):
-        urdf = self.get_parameter("robot_description").value
-        path = self.get_parameter("urdf_path").value
+        urdf = self._param("robot_description")
+        path = self._param("urdf_path")
         if urdf or path:
             self._set_model(urdf or path, "parameter robot_description" if urdf else f"parameter urdf_path {path}",
                             startup=True)
@@ -166,24 +172,21 @@ class FeedforwardNode(Node):
             raise fault(f"parameters locked_joints {p['locked_joints']} and locked_positions "
                         f"{p['locked_positions']} differ in length")
         try:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", HodDynamicsWarning)
-                model = RobotModel.from_urdf(urdf_source(source), root_link=p["root_link"] or None,
-                                             tip_links=p["tip_links"] or None,
-                                             locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
-                                             gravity=p["gravity"], strict=p["strict"],
-                                             xacro_args=xacro_args_from_strings(p["xacro_args"],
-                                                                                "parameter xacro_args"))
+            model, notes = model_from_description(
+                source, root_link=p["root_link"], tip_links=p["tip_links"],
+                locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
+                gravity=p["gravity"], strict=p["strict"],
+                xacro_args=xacro_args_from_strings(p["xacro_args"], "parameter xacro_args"))
         except HodDynamicsError as exc:
             raise fault(f"invalid robot model ({origin}): {exc}") from None
-        for w in caught:
-            self.get_logger().warning(f"robot model from {origin}: {w.message}")
+        for note in notes:
+            self.get_logger().warning(f"robot model from {origin}: {note}")
         if model.floating:
             raise fault(f"invalid robot model ({origin}): robot '{model.name}' has a floating base (a "
                         "floating joint below its world link), which this node does not stream yet; "
                         f"set root_link (e.g. '{model.root_link}') to fix the base")
         try:
-            actuators = _actuators_from_parameter(p["actuators"], model)
+            actuators = load_actuators(p["actuators"], model) if p["actuators"] else None
         except HodDynamicsError as exc:
             raise fault(f"parameter actuators: {exc}") from None
         try:
@@ -192,15 +195,15 @@ class FeedforwardNode(Node):
             raise fault(f"parameter friction: {exc}") from None
         hold = None
         if p["initial_positions"]:
-            hold = _hold_trajectory(model, p["initial_positions"], fault)
+            try:
+                hold = hold_trajectory(model, p["initial_positions"])
+            except HodDynamicsError as exc:
+                raise fault(f"parameter initial_positions: {exc}") from None
         try:
             backend = requested_backend()
         except HodDynamicsError as exc:
             raise fault(str(exc)) from None
-        with self._lock:
-            self.model, self.actuators, self.friction = model, actuators, friction
-            if hold is not None:
-                self.active = (hold, self.get_clock().now().nanoseconds)
+        self.stream.set_model(model, actuators, friction, hold=hold, now_ns=self.get_clock().now().nanoseconds)
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
                                f"{list(model.joint_names)}, order {self.order}, "
                                f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
@@ -219,13 +222,13 @@ class FeedforwardNode(Node):
             notice = compile_notice()   # numba's cache is empty (first start after an install): say so
             if notice:
                 self.get_logger().info(notice)
-            prepare_compiled_kernels(model, self._continuity() - 2)
+            prepare_compiled_kernels(model, self.stream.continuity - 2)
         except Exception as exc:  # the numpy path keeps serving
             self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc!r}")
             return
         if self._stop.is_set():
             return
-        self.backend = "numba"
+        self.stream.backend = "numba"
         self.get_logger().info(f"compiled kernels ready after {time.monotonic() - t0:.1f} s: "
                                "the numba backend takes over")
 
@@ -248,7 +251,7 @@ class FeedforwardNode(Node):
         """~/effort_command is advertised only while publish_effort_command is true, so that
         ``ros2 topic echo`` on it does not wait on a topic that never publishes."""
         want = self._param("publish_effort_command")
-        with self._lock:
+        with self._effort_lock:
             if want and self.pub_effort is None:
                 self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command", 10)
             elif not want and self.pub_effort is not None:
@@ -256,91 +259,31 @@ class FeedforwardNode(Node):
                 self.destroy_publisher(publisher)
 
     def _param(self, name):
-        """A parameter's value as Python data (arrays as lists)."""
+        """A parameter of the table as Python data (arrays as lists): the one way the node reads
+        its parameters (``use_sim_time``, rclpy's own, excepted)."""
         return parameter_value(self, _SPECS[name])
 
     # -- trajectories --------------------------------------------------------------------------
     def _on_trajectory(self, msg):
         now_ns = self.get_clock().now().nanoseconds
         try:
-            traj = self._trajectory_from_msg(msg, now_ns)
+            self.stream.accept(*waypoints_from_msg(msg), stamp_ns=stamp_ns(msg.header.stamp), now_ns=now_ns)
         except HodDynamicsError as exc:
-            self._reject(str(exc))
-            return
-        stamp = stamp_ns(msg.header.stamp)
-        start = stamp if stamp > 0 else now_ns
-        with self._lock:
-            self.pending = [p for p in self.pending if p[0] < start] + [(start, traj)]
-            self.latest = traj
-            self.stats["accepted"] += 1
-
-    def _trajectory_from_msg(self, msg, now_ns):
-        """A validated Trajectory in model order; raises HodDynamicsError naming the fault."""
-        if self.model is None:
-            raise HodDynamicsError("no robot model yet")
-        names, times, pos, vel, acc = waypoints_from_msg(msg)
-        continuity = self._continuity()
-        start = self._current_position(names, now_ns) if times[0] > 0 else None
-        if start is not None:  # move from where the reference is now, as joint_trajectory_controller
-            if len(times) > 1:  # validate the message as sent, so errors name its own indices
-                Trajectory.from_waypoints(names, times, pos, vel, acc, continuity=continuity)
-            times, pos = np.r_[0.0, times], np.vstack([start, pos])
-            vel = None if vel is None else np.vstack([np.zeros(len(names)), vel])
-            acc = None if acc is None else np.vstack([np.zeros(len(names)), acc])
-        elif len(times) == 1:  # nothing to move from: hold the point (span ends at t = 0)
-            times, pos = np.array([-1.0, 0.0]), np.vstack([pos, pos])
-            vel = None if vel is None else np.vstack([vel, vel])
-            acc = None if acc is None else np.vstack([acc, acc])
-        traj = Trajectory.from_waypoints(names, times, pos, vel, acc, continuity=continuity)
-        return traj.for_model(self.model, allow_extra=self.get_parameter("allow_extra_joints").value)
-
-    def _continuity(self):
-        elastic = self.actuators is not None and self.actuators.elastic.any()
-        return max(self.order, 2 if elastic else 0) + 2
-
-    def _current_position(self, names, now_ns):
-        """Reference positions now in the order of ``names`` (None before any reference)."""
-        with self._lock:
-            active = self.active
-        if active is None:
-            return None
-        traj, start = active
-        q = traj(np.array([(now_ns - start) * 1e-9]))[0]
-        index = {nm: k for k, nm in enumerate(self.model.joint_names)}
-        if any(nm not in index for nm in names):
-            return None
-        return q[[index[nm] for nm in names]]
-
-    def _reject(self, reason):
-        with self._lock:
-            self.stats["rejected"] += 1
-            self.stats["last_rejection"] = reason
-        self.get_logger().warning(f"rejected trajectory: {reason}")
+            self.stream.reject(str(exc))
+            self.get_logger().warning(f"rejected trajectory: {exc}")
 
     # -- streaming -----------------------------------------------------------------------------
     def _stream(self):
-        """Call _on_tick every period of the node clock until the node is destroyed.
-
-        A tick more than one period late is counted in the diagnostics and the schedule
-        restarts from now (samples are skipped, never published in a burst).
-        """
-        clock, period_ns = self.get_clock(), int(round(self.period * 1e9))
+        """Tick every period of the node clock (the stream's schedule, :meth:`ReferenceStream.wait_ns`)
+        until the node is destroyed. Short real-time sleeps: with simulated time the node clock
+        may run at any pace."""
+        clock = self.get_clock()
         nap = 0.001 if self.get_parameter("use_sim_time").value else 0.005
-        due = clock.now().nanoseconds + period_ns
         while not self._stop.is_set() and self.context.ok():
-            wait = due - clock.now().nanoseconds
-            if wait > 2 * period_ns:  # the clock went back (a bag restarted): restart the schedule
-                due = clock.now().nanoseconds + period_ns
-                continue
+            wait = self.stream.wait_ns(clock.now().nanoseconds)
             if wait > 0:
-                # short real-time sleeps: with simulated time the node clock may run at any pace
                 time.sleep(min(wait * 1e-9, nap))
                 continue
-            if -wait > period_ns:
-                with self._lock:
-                    self.stats["late_ticks"] += 1
-                due = clock.now().nanoseconds
-            due += period_ns
             try:
                 self._on_tick()
             except Exception as exc:  # the stream must survive anything one sample does
@@ -357,61 +300,22 @@ class FeedforwardNode(Node):
 
     def _on_tick(self):
         now = self.get_clock().now()
-        ns = now.nanoseconds
-        with self._lock:
-            while self.pending and self.pending[0][0] <= ns:
-                start, traj = self.pending.pop(0)
-                self.active = (traj, start)
-            active, model, actuators = self.active, self.model, self.actuators
-        if active is None or model is None:
-            return
-        traj, start = active
-        k = int(round((ns - start) * 1e-9 / self.period))  # the grid sample nearest to now
         t0 = time.perf_counter()
         try:
-            result, row = self._grid_sample(traj, start, model, actuators, k)
-        except HodDynamicsError as exc:  # e.g. a spring that cannot be inverted at this torque
-            self._hold_after_failure(model, f"at t = {k * self.period:.4f} s: {exc}")
+            sample = self.stream.sample(now.nanoseconds)
+        except HodDynamicsError as exc:  # the stream holds the last position from now on
+            self.get_logger().error(f"trajectory abandoned, holding the last position: {exc}")
             return
-        stamp = Time(nanoseconds=start + int(round(k * self.period * 1e9)), clock_type=now.clock_type)
-        self._publish_sample(result, row, stamp.to_msg())
-        elapsed = time.perf_counter() - t0
-        with self._lock:
-            first = self.stats["ticks"] == 0
-            self.stats["ticks"] += 1
-            self.stats["compute_s"] += elapsed
-            self.stats["compute_max_s"] = max(self.stats["compute_max_s"], elapsed)
-        if first:
+        if sample is None:
+            return
+        self._publish_sample(sample.result, sample.row,
+                             Time(nanoseconds=sample.stamp_ns, clock_type=now.clock_type).to_msg())
+        if self.stream.count_tick(time.perf_counter() - t0):
             self.get_logger().info(f"streaming: first sample published on {self.pub_ff.topic_name} "
                                    f"({self.backend} backend)")
 
-    def _hold_after_failure(self, model, reason):
-        """The current trajectory cannot be evaluated any more: hold the last published
-        position (or fall silent if none was published) and report it."""
-        hold = _hold_trajectory(model, self._last_q) if self._last_q is not None else None
-        with self._lock:
-            self.active = None if hold is None else (hold, self.get_clock().now().nanoseconds)
-            self.stats["stream_errors"] += 1
-            self.stats["last_stream_error"] = reason
-        self.get_logger().error(f"trajectory abandoned, holding the last position: {reason}")
-
-    def _grid_sample(self, traj, start, model, actuators, k):
-        """(FeedforwardResult, row) holding grid sample k (time k * period after ``start``).
-
-        Samples are computed ahead in chunks of CHUNK_SECONDS with one vectorised call: a
-        single-sample call costs about as much as a whole chunk.
-        """
-        chunk = self._chunk
-        if (chunk is None or chunk[0] is not traj or chunk[1] != start
-                or not chunk[2] <= k < chunk[2] + len(chunk[3].t)):
-            t = (k + np.arange(max(1, int(round(CHUNK_SECONDS / self.period))))) * self.period
-            chunk = self._chunk = (traj, start, k, feedforward(model, traj, t, self.order, actuators,
-                                                               self.friction, backend=self.backend))
-        return chunk[3], k - chunk[2]
-
     def _publish_sample(self, result, row, stamp):
         q, tau = result.qjet[row], result.taujet[row]
-        self._last_q = q[0]
         names, t = result.joint_names, [result.t[row]]
         self.pub_ff.publish(trajectory_msg(names, t, q[None, 0], q[None, 1], q[None, 2], tau[None, 0], stamp))
         self.pub_tau.publish(multiarray(tau, ("order", "joint")))
@@ -426,8 +330,8 @@ class FeedforwardNode(Node):
 
     # -- offline profile -----------------------------------------------------------------------
     def _on_compute_profile(self, request, response):
-        with self._lock:
-            traj, model, actuators = self.latest, self.model, self.actuators
+        stream = self.stream
+        traj, model, actuators = stream.latest, stream.model, stream.actuators
         if traj is None or model is None:
             response.success = False
             response.message = json.dumps({"error": "no trajectory received yet" if model else "no robot model yet"})
@@ -445,8 +349,8 @@ class FeedforwardNode(Node):
 
     def _compute_profile(self, traj, model, actuators):
         rate_limits = self._param("effort_rate_limits") or None
-        result, report = profile(model, traj, self.get_parameter("profile_rate").value, self.order,
-                                 actuators, effort_rate_limits=rate_limits, friction=self.friction,
+        result, report = profile(model, traj, self._param("profile_rate"), self.order,
+                                 actuators, effort_rate_limits=rate_limits, friction=self.stream.friction,
                                  backend=self.backend)
         q, tau = result.qjet, result.taujet
         stamp = self.get_clock().now().to_msg()
@@ -456,7 +360,7 @@ class FeedforwardNode(Node):
         return dict(summary(result, report), files=self._write_profile(result))
 
     def _write_profile(self, result):
-        folder = self.get_parameter("profile_dir").value
+        folder = self._param("profile_dir")
         if not folder:
             return []
         os.makedirs(folder, exist_ok=True)
@@ -466,13 +370,13 @@ class FeedforwardNode(Node):
 
     # -- diagnostics ---------------------------------------------------------------------------
     def _publish_diagnostics(self):
-        with self._lock:
-            s = dict(self.stats)
+        s = self.stream.statistics()
+        model = self.model
         status = DiagnosticStatus(name=f"{self.get_name()}: feedforward",
-                                  hardware_id=self.model.name if self.model else "no model")
-        status.level = DiagnosticStatus.OK if self.model is not None else DiagnosticStatus.WARN
-        status.message = "streaming" if self.active else ("waiting for a trajectory" if self.model else
-                                                          "waiting for a robot model")
+                                  hardware_id=model.name if model else "no model")
+        status.level = DiagnosticStatus.OK if model is not None else DiagnosticStatus.WARN
+        status.message = "streaming" if self.stream.active else ("waiting for a trajectory" if model else
+                                                                 "waiting for a robot model")
         mean = s["compute_s"] / s["ticks"] if s["ticks"] else 0.0
         values = dict(ticks=s["ticks"], late_ticks=s["late_ticks"], rejected_messages=s["rejected"],
                       accepted_messages=s["accepted"], compute_time_mean_us=round(mean * 1e6, 1),
@@ -483,20 +387,6 @@ class FeedforwardNode(Node):
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
         self.pub_diag.publish(msg)
-
-
-def _actuators_from_parameter(value, model):
-    """ActuatorSet from a YAML file path or inline YAML text; None when empty (rigid)."""
-    return load_actuators(value, model) if value else None
-
-
-def _hold_trajectory(model, positions, fault=HodDynamicsError):
-    q = np.asarray(positions, dtype=float)
-    if q.shape != (model.n_dof,):
-        raise fault(f"parameter initial_positions: expected {model.n_dof} values (one per joint "
-                    f"{list(model.joint_names)}), got {q.size}")
-    # both waypoints before t = 0: from t = 0 on the trajectory holds its end exactly
-    return Trajectory.from_waypoints(model.joint_names, [-1.0, 0.0], np.vstack([q, q]))
 
 
 def main(args=None):

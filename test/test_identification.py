@@ -1,0 +1,166 @@
+"""Identification against a known truth: generator recordings of the shipped KUKA iiwa whose
+inertias are perturbed by up to 30 %, with friction, sensor noise, jittered stamps and dropped
+samples. Identified on one run from the unperturbed URDF, validated on another; the command
+line end to end; bad input named."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import hod_dynamics as hd
+from hod_dynamics import cli
+from hod_dynamics.analysis import analyze_joint_states
+from hod_dynamics.bag import read_joint_states
+from hod_dynamics.errors import InputError
+from hod_dynamics.friction import load_friction
+from hod_dynamics.identification import identify, residuals
+from hod_dynamics.regressors import friction_parameters
+from recordings import EFFORT_NOISE, Recording, perturbed_model
+
+pytest.importorskip("rosbags")
+pytest.importorskip("cvxpy")
+
+PRIOR = hd.load_robot("iiwa14")
+TRUTH = perturbed_model(PRIOR, 0.3, seed=5)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """Two recordings of the perturbed robot (different excitations): (Recording, bag path, analysis)."""
+    folder = tmp_path_factory.mktemp("identification")
+    out = []
+    for seed in (1, 2):
+        rec = Recording(seed=seed, model=TRUTH)
+        path = rec.write(str(folder / f"run{seed}.mcap"))
+        out.append((rec, path, analyze_joint_states(PRIOR, read_joint_states(path), order=0)))
+    return out
+
+
+def _truth_base(result, rec):
+    return result.base.K @ np.r_[hd.inertial_parameters(TRUTH).ravel(), friction_parameters(rec.friction)]
+
+
+@pytest.mark.parametrize("method", ["consistent", "ols"])
+def test_known_truth_is_found_within_its_standard_errors_and_validates_at_the_noise(runs, method):
+    (rec1, _, run1), (_, _, run2) = runs
+    result = identify(PRIOR, [run1], method=method)
+    z = (result.beta - _truth_base(result, rec1)) / result.beta_se
+    # honest standard errors: the largest of 64 |z| exceeds 3 about one time in six for least
+    # squares; the consistent fit (the acceptance) is held to 3
+    assert np.abs(z).max() < (3.0 if method == "consistent" else 3.5), result.base.names[int(np.argmax(np.abs(z)))]
+    table, _ = residuals(result, run2)
+    identified = np.array([row["identified"] for row in table.values()])
+    assert identified.max() < 1.15 * EFFORT_NOISE, identified
+    prior = np.array([row["prior"] for row in table.values()])
+    assert prior.max() > 2 * EFFORT_NOISE       # the prior (with friction fitted) does not explain run 2
+    if method == "consistent":
+        assert np.all(result.consistency > 0)   # every body a real mass distribution
+        assert not result.notes
+    assert 100 < result.condition_number < 1e5 and result.base.rank == 64
+
+
+def test_identified_model_and_regressor_predict_the_same_torques(runs):
+    rec1, _, run1 = runs[0]
+    result = identify(PRIOR, [run1])
+    q = run1.result.qjet[:200]
+    Y = hd.regressor(PRIOR, q[:, 0], q[:, 1], q[:, 2], friction=True)
+    x = np.r_[result.parameters.ravel(), friction_parameters(result.friction)]
+    direct = hd.inverse_dynamics(result.model, q[:, 0], q[:, 1], q[:, 2], friction=result.friction)
+    np.testing.assert_allclose(Y @ x, direct, atol=1e-9)
+
+
+def test_recordings_that_cannot_determine_a_parameter_are_refused_naming_it(runs, tmp_path):
+    _, _, run1 = runs[0]
+    short = analyze_joint_states(PRIOR, run1.states.select(0.0, 0.4), order=0)
+    with pytest.raises(InputError, match="too few for the 64 base parameters"):
+        identify(PRIOR, [short])
+    still = Recording(seed=3, model=TRUTH, duration=8.0)
+    still.position[:, 6] = still.position[0, 6]          # joint 7 never moves
+    still.velocity[:, 6] = 0.0
+    path = still.write(str(tmp_path / "still.mcap"))
+    analysis = analyze_joint_states(PRIOR, read_joint_states(path), order=0)
+    with pytest.raises(InputError, match=r"do not excite \d+ base parameters .*iiwa_joint_7"):
+        identify(PRIOR, [analysis])
+    without = Recording(seed=3, model=TRUTH, duration=4.0).write(str(tmp_path / "no_effort.mcap"), effort=False)
+    with pytest.raises(InputError, match="carry no efforts"):
+        identify(PRIOR, [analyze_joint_states(PRIOR, read_joint_states(without), order=0)])
+
+
+@pytest.fixture(scope="module")
+def command(runs, tmp_path_factory):
+    """(output folder, printed text) of ``hod-dynamics identify run1 --validate run2``."""
+    import contextlib
+    import io
+
+    (rec1, bag1, _), (_, bag2, _) = runs
+    out = tmp_path_factory.mktemp("identified")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = cli.main(["identify", bag1, "--urdf", rec1.urdf, "--out", str(out), "--validate", bag2,
+                         "--no-progress"])
+    assert code == 0
+    return out, printed.getvalue()
+
+
+def test_command_writes_a_urdf_and_friction_that_analyze_bag_and_pinocchio_take(runs, command, tmp_path):
+    bag2 = runs[1][1]
+    out, printed = command
+    assert "physically consistent bodies: 7 of 7" in printed and "run2 (validation)" in printed, printed
+    data = json.loads((out / "identification.json").read_text())
+    assert data["method"] == "consistent" and len(data["base_parameters"]) == 64
+    assert data["residual_rms"]["run2"]["role"] == "validation"
+    assert all(r["identified"] < 1.15 * EFFORT_NOISE for r in data["residual_rms"]["run2"]["joints"].values())
+    assert os.path.getsize(out / "torque_run2.png") > 20000
+    # the identified URDF: same kinematics and names, the identified inertias, read strictly
+    model = hd.RobotModel.from_urdf(str(out / "identified.urdf"), inertia_check="error")
+    assert model.joint_names == PRIOR.joint_names and np.array_equal(model.references, PRIOR.references)
+    pi = np.array([body["parameters"] for body in data["bodies"].values()])
+    np.testing.assert_allclose(hd.inertial_parameters(model), pi, rtol=1e-12, atol=1e-15)
+    pin = pytest.importorskip("pinocchio")
+    pm = pin.buildModelFromUrdf(str(out / "identified.urdf"))
+    theirs = np.array([pm.inertias[pm.getJointId(nm)].toDynamicParameters() for nm in model.joint_names])
+    np.testing.assert_allclose(theirs, pi, rtol=1e-12, atol=1e-15)
+    friction = load_friction(str(out / "friction.yaml"), model)
+    np.testing.assert_allclose(model.damping, friction.viscous)
+    # analyze-bag takes both as they are and explains the validation run down to the sensor noise
+    assert cli.main(["analyze-bag", bag2, "--urdf", str(out / "identified.urdf"), "--friction",
+                     str(out / "friction.yaml"), "--out", str(tmp_path / "replay"), "--order", "0",
+                     "--no-plot", "--no-derived-bag", "--no-progress"]) == 0
+    summary = json.loads((tmp_path / "replay" / "summary.json").read_text())
+    assert all(j["residual_rms"] < 1.15 * EFFORT_NOISE for j in summary["joints"].values())
+
+
+def test_command_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
+    rec1, bag1, _ = runs[0]
+    no_effort = Recording(seed=4, model=TRUTH, duration=3.0).write(str(tmp_path / "ne.mcap"), effort=False)
+    assert cli.main(["identify", no_effort, "--urdf", rec1.urdf, "--out", str(tmp_path / "a"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "carry no efforts" in err
+    assert cli.main(["identify", bag1, "--urdf", "planar_2r", "--out", str(tmp_path / "b"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "joints ['joint1', 'joint2'] of model 'planar_2r' are not recorded" in err
+
+
+def test_the_feedforward_node_takes_the_identified_files_as_they_are(command):
+    rclpy = pytest.importorskip("rclpy", reason="rclpy (ros-rclpy wheels) not installed")
+    from rclpy.parameter import Parameter
+
+    from hod_dynamics.ros.feedforward_node import FeedforwardNode
+
+    out, _ = command
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    try:
+        node = FeedforwardNode(context=context, parameter_overrides=[
+            Parameter("urdf_path", value=str(out / "identified.urdf")),
+            Parameter("friction", value=str(out / "friction.yaml"))])
+        data = json.loads((out / "identification.json").read_text())
+        pi = np.array([body["parameters"] for body in data["bodies"].values()])
+        np.testing.assert_allclose(hd.inertial_parameters(node.model), pi, rtol=1e-12, atol=1e-15)
+        offsets = [data["friction_model"][j]["offset"] for j in node.model.joint_names]
+        np.testing.assert_allclose(node.friction.offset, offsets)
+        node.destroy_node()
+    finally:
+        rclpy.try_shutdown(context=context)
