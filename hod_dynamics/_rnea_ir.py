@@ -30,8 +30,11 @@ wrenches X (K, n, 6).
 
 import math
 import struct
+import threading
 
 import numpy as np
+
+from numba.extending import register_jitable
 
 from ._kernels import _njit
 from ._llvm import call_address, compile_ir, is_cached
@@ -370,28 +373,31 @@ def geometry(model):
     return np.concatenate([[float(n)]] + [np.ascontiguousarray(a).ravel() for a in arrays])
 
 
-def work_size(n, K, width, wrenches):
-    """Doubles of the work array of one group of samples (see the module docstring)."""
-    per = ((n + 1) * (K + 1) * 6 + (n + 1) * K * 9 + n * (K + 1) * 2 + (K + 2) * n + K * n
-           + (K * n * 6 if wrenches else 0))
-    return per * width
+MODES = ("jet", "state", "gravity")
 
 
-# -- the kernel ------------------------------------------------------------------------------------
-def kernel_ir(K, width, wrenches):
+def kernel_ir(K, width, wrenches, mode="jet"):
     """(IR text, function name) of the kernel for K Taylor coefficients (torque order K - 1),
     ``width`` samples per vector, with or without external wrenches.
 
-    The function: ``i32 f(ptr geo, ptr jet, i64 B, i64 rows, ptr wext, i64 Bw, ptr out, ptr
-    work)`` with ``geo`` from :func:`geometry`, ``jet`` (B, rows, n) the derivative jet q^(0..)
-    (rows >= K + 2 read), ``wext`` (K, Bw, n, 6) body-frame wrench coefficients in the links'
-    frames (read when the kernel has wrenches), ``out`` (B, K, n) receiving tau^(0..K-1)
-    (derivatives, not coefficients), ``work`` :func:`work_size` doubles. Returns 1, or 0
-    (computing nothing) when the rows it reads hold a NaN or an infinity.
+    The function: ``i32 f(ptr geo, ptr x0, ptr x1, ptr x2, i64 B, i64 rows, ptr wext, i64 Bw,
+    ptr out, ptr work)`` with ``geo`` from :func:`geometry`, the samples in the ``mode``:
+
+    - ``"jet"``: x0 (B, rows, n) the derivative jet q^(0..) (rows >= K + 2 read);
+    - ``"state"`` (K = 1): x0, x1, x2 (B, n) q, qd, qdd (inverse dynamics);
+    - ``"gravity"`` (K = 1): x0 (B, n) q, at rest (the generalised gravity): the twists are
+      zero, and the code without them is generated (constants folded);
+
+    ``wext`` (K, Bw, n, 6) body-frame wrench coefficients in the links' frames (read when the
+    kernel has wrenches), ``out`` (B, K, n) receiving tau^(0..K-1) (derivatives, not
+    coefficients), ``work`` :func:`work_size` doubles. Returns 1, or 0 (computing nothing)
+    when a value it reads is a NaN or an infinity.
     """
+    if mode not in MODES or (mode != "jet" and K != 1):
+        raise ValueError(f"no kernel for mode {mode!r} and K = {K}")
     e = Emitter(width)
     W = width
-    name = f"rnea_taylor_K{K}_w{W}{'_wrench' if wrenches else ''}"
+    name = f"rnea_{mode}_K{K}_w{W}{'_wrench' if wrenches else ''}"
     fact = [float(math.factorial(k)) for k in range(K + 2)]
     e.emit("%nf = load double, ptr %geo, align 8")
     e.emit("%n = fptosi double %nf to i64")
@@ -408,24 +414,30 @@ def kernel_ir(K, width, wrenches):
     for key, size in sizes:
         base[key] = e.address("%work", at)
         at = e.iop("add", at, size)
+    # the rows of the input: (pointer to sample b's row, row index in J) per row read
+    if mode == "jet":
+        def rows(b):
+            return [(e.address("%x0", e.iop("mul", e.iop("mul", b, "%rows"), n)), 0, K + 2)]
+    else:
+        def rows(b):
+            start = e.iop("mul", b, n)
+            return [(e.address(x, start), r, 1) for r, x in enumerate(("%x0", "%x1", "%x2")[:3 if mode == "state" else 1])]
 
     # 1. every value the kernel reads is finite (x - x is 0, or NaN for a NaN or an infinity)
     e.emit("%acc = alloca double, align 8")
     e.emit("store double 0.0, ptr %acc, align 8")
-    per_sample = e.iop("mul", n, K + 2)
 
     def check_sample(b):
-        start = e.address("%jet", e.iop("mul", e.iop("mul", b, "%rows"), n))
+        for start, _, count in rows(b):
+            def check(m):
+                x, d, a, s = e.fresh("x"), e.fresh("x"), e.fresh("x"), e.fresh("x")
+                e.emit(f"{x} = load double, ptr {e.address(start, m)}, align 8")
+                e.emit(f"{d} = fsub double {x}, {x}")
+                e.emit(f"{a} = load double, ptr %acc, align 8")
+                e.emit(f"{s} = fadd double {a}, {d}")
+                e.emit(f"store double {s}, ptr %acc, align 8")
 
-        def check(m):
-            x, d, a, s = e.fresh("x"), e.fresh("x"), e.fresh("x"), e.fresh("x")
-            e.emit(f"{x} = load double, ptr {e.address(start, m)}, align 8")
-            e.emit(f"{d} = fsub double {x}, {x}")
-            e.emit(f"{a} = load double, ptr %acc, align 8")
-            e.emit(f"{s} = fadd double {a}, {d}")
-            e.emit(f"store double {s}, ptr %acc, align 8")
-
-        e.loop(0, per_sample, check)
+            e.loop(0, e.iop("mul", n, count), check)
 
     e.loop(0, "%B", check_sample)
     e.emit("%accv = load double, ptr %acc, align 8")
@@ -446,8 +458,9 @@ def kernel_ir(K, width, wrenches):
                 bb = e.fresh("n")
                 e.emit(f"{bb} = select i1 {c}, i64 {b}, i64 {last}")
                 b = bb
-            src = e.address("%jet", e.iop("mul", e.iop("mul", b, "%rows"), n))
-            e.strided_copy(e.address(base["J"], lane), W, src, 1, per_sample)
+            for src, r, count in rows(b):
+                dst = e.address(base["J"], e.iop("add", e.iop("mul", n, r * W), lane))
+                e.strided_copy(dst, W, src, 1, e.iop("mul", n, count))
             if wrenches:
                 for k in range(K):
                     src = e.address("%wext", e.iop("mul", e.iop("add", e.iop("mul", k, "%Bw"), b),
@@ -456,9 +469,10 @@ def kernel_ir(K, width, wrenches):
                                                      lane))
                     e.strided_copy(dst, W, src, 1, e.iop("mul", n, 6))
         # the virtual base body n: zero twist and wrench, gravity (0, -g) in coefficient 0
-        Vn = e.address(base["V"], e.iop("mul", n, (K + 1) * 6 * W))
-        for m in range((K + 1) * 6):
-            e.store(0.0, Vn, m * W)
+        if mode != "gravity":
+            Vn = e.address(base["V"], e.iop("mul", n, (K + 1) * 6 * W))
+            for m in range((K + 1) * 6):
+                e.store(0.0, Vn, m * W)
         Fn = e.address(base["F"], e.iop("mul", n, K * 6 * W))
         for m in range(K * 6):
             e.store(0.0, Fn, m * W)
@@ -467,7 +481,7 @@ def kernel_ir(K, width, wrenches):
             e.store(e.scalar("%geo", e.iop("add", mo["g0"], r)), Gn, r * W)
         for m in range(3, K * 3):
             e.store(0.0, Gn, m * W)
-        e.loop(0, n, lambda i: _forward(e, i, K, n, mo, base, fact, wrenches))
+        e.loop(0, n, lambda i: _forward(e, i, K, n, mo, base, fact, wrenches, mode))
         e.loop(0, n, lambda j: _backward(e, e.iop("sub", e.iop("sub", n, 1), j), K, n, mo, base,
                                          fact))
         # scatter the group's results: out[b0 + s, k, i] = O[k, i][s] for the real samples
@@ -486,8 +500,9 @@ def kernel_ir(K, width, wrenches):
 
     e.loop(0, "%B", group, step=W)
     e.emit("ret i32 1")
-    head = (f"define i32 @{name}(ptr noalias %geo, ptr noalias %jet, i64 %B, i64 %rows, "
-            "ptr noalias %wext, i64 %Bw, ptr noalias %out, ptr noalias %work) nounwind {\nentry:")
+    head = (f"define i32 @{name}(ptr noalias %geo, ptr noalias %x0, ptr noalias %x1, "
+            "ptr noalias %x2, i64 %B, i64 %rows, ptr noalias %wext, i64 %Bw, ptr noalias %out, "
+            "ptr noalias %work) nounwind {\nentry:")
     T, suffix = e.T, ("f64" if W == 1 else f"v{W}f64")
     declarations = [f"declare {T} @llvm.floor.{suffix}({T})", f"declare {T} @llvm.fabs.{suffix}({T})",
                     "declare double @llvm.sin.f64(double)", "declare double @llvm.cos.f64(double)"]
@@ -518,12 +533,53 @@ def _transform(e, i, mo):
     return R, q
 
 
-def _forward(e, i, K, n, mo, base, fact, wrenches):
+def _rotate(e, R, a):
+    """R a for a 3x3 list R and a 3-list a."""
+    return [e.dot(zip(R[r], a)) for r in range(3)]
+
+
+def _twists(e, K, V_p, V_i, R, q, E, wc, revolute):
+    """Body i's twist coefficients V_k (stored in V_i): the parent's moved by Ad(H) (Y_k), then
+    by the joint motion (a product of jets), plus wc_k Z."""
+    W = e.width
+    Y = []
+    for k in range(K + 1):
+        a = [e.load(V_p, (6 * k + r) * W) for r in range(6)]
+        r3, b3 = _rotate(e, R, a[:3]), _rotate(e, R, a[3:])
+        # Ad(H) (w, v) = (R w, R v + pH x R w)
+        Y.append(r3 + [e.add(b3[0], e.sub(e.mul(q[1], r3[2]), e.mul(q[2], r3[1]))),
+                       e.add(b3[1], e.sub(e.mul(q[2], r3[0]), e.mul(q[0], r3[2]))),
+                       e.add(b3[2], e.sub(e.mul(q[0], r3[1]), e.mul(q[1], r3[0])))])
+    V = []
+    for k in range(K + 1):
+        if revolute:  # exp(-i q) (x + i y) on (w0, w1) and (v0, v1), E_j = (c_j, s_j)
+            x = []
+            for c0, c1 in ((0, 1), (3, 4)):
+                x.append(e.dot([(E[j][0], Y[k - j][c0]) for j in range(k + 1)]
+                               + [(e.neg(E[j][1]), Y[k - j][c1]) for j in range(k + 1)]))
+                x.append(e.dot([(E[j][1], Y[k - j][c0]) for j in range(k + 1)]
+                               + [(E[j][0], Y[k - j][c1]) for j in range(k + 1)]))
+            V.append([x[0], x[1], e.add(Y[k][2], wc[k]), x[2], x[3], Y[k][5]])
+        else:  # v += (-q e_z) x w = q (w1, -w0, 0)
+            x3 = e.add(Y[k][3], e.dot((E[j][0], Y[k - j][1]) for j in range(k + 1)))
+            x4 = e.sub(Y[k][4], e.dot((E[j][0], Y[k - j][0]) for j in range(k + 1)))
+            V.append([Y[k][0], Y[k][1], Y[k][2], x3, x4, e.add(Y[k][5], wc[k])])
+        for r in range(6):
+            e.store(V[k][r], V_i, (6 * k + r) * W)
+    return V
+
+
+def _forward(e, i, K, n, mo, base, fact, wrenches, mode):
     """Body i's twists, gravity and wrench coefficients (stored in V, G, F), and its motion's
-    coefficients (E), from its parent's."""
+    coefficients (E), from its parent's. ``mode`` "gravity": no twists (all zero)."""
     W = e.width
     parent, rev = _joint(e, i, n, mo)
-    J = lambda r: e.load(base["J"], e.iop("mul", e.iop("add", e.iop("mul", n, r), i), W))  # noqa: E731
+
+    def J(r):  # row r of the group's jet: q^(r) of joint i (only q at rest)
+        if mode == "gravity" and r > 0:
+            return 0.0
+        return e.load(base["J"], e.iop("mul", e.iop("add", e.iop("mul", n, r), i), W))
+
     E_i = e.address(base["E"], e.iop("mul", i, (K + 1) * 2 * W))
     V_p = e.address(base["V"], e.iop("mul", parent, (K + 1) * 6 * W))
     G_p = e.address(base["G"], e.iop("mul", parent, K * 3 * W))
@@ -531,9 +587,6 @@ def _forward(e, i, K, n, mo, base, fact, wrenches):
     G_i = e.address(base["G"], e.iop("mul", i, K * 3 * W))
     F_i = e.address(base["F"], e.iop("mul", i, K * 6 * W))
     R, q = _transform(e, i, mo)
-
-    def rotate(a):
-        return [e.dot(zip(R[r], a)) for r in range(3)]
 
     def kind(revolute):
         t = J(0)
@@ -551,33 +604,12 @@ def _forward(e, i, K, n, mo, base, fact, wrenches):
         for k in range(K + 1):
             e.store(E[k][0], E_i, 2 * k * W)
             e.store(E[k][1], E_i, (2 * k + 1) * W)
-        # twists: Y_k = Ad(H) V_p,k, then the joint motion, + wc_k Z
-        Y = []
-        for k in range(K + 1):
-            a = [e.load(V_p, (6 * k + r) * W) for r in range(6)]
-            r3 = rotate(a[:3])
-            b3 = rotate(a[3:])
-            Y.append(r3 + [e.add(b3[0], e.sub(e.mul(q[1], r3[2]), e.mul(q[2], r3[1]))),
-                           e.add(b3[1], e.sub(e.mul(q[2], r3[0]), e.mul(q[0], r3[2]))),
-                           e.add(b3[2], e.sub(e.mul(q[0], r3[1]), e.mul(q[1], r3[0])))])
-        V = []
-        for k in range(K + 1):
-            if revolute:
-                x = [e.dot([(E[j][0], Y[k - j][c0]) for j in range(k + 1)]
-                           + [(e.neg(E[j][1]), Y[k - j][c1]) for j in range(k + 1)])
-                     if sign else
-                     e.dot([(E[j][1], Y[k - j][c0]) for j in range(k + 1)]
-                           + [(E[j][0], Y[k - j][c1]) for j in range(k + 1)])
-                     for c0, c1, sign in ((0, 1, True), (0, 1, False), (3, 4, True), (3, 4, False))]
-                V.append([x[0], x[1], e.add(Y[k][2], wc[k]), x[2], x[3], Y[k][5]])
-            else:  # v += (-q e_z) x w = q (w1, -w0, 0)
-                x3 = e.add(Y[k][3], e.dot((E[j][0], Y[k - j][1]) for j in range(k + 1)))
-                x4 = e.sub(Y[k][4], e.dot((E[j][0], Y[k - j][0]) for j in range(k + 1)))
-                V.append([Y[k][0], Y[k][1], Y[k][2], x3, x4, e.add(Y[k][5], wc[k])])
-            for r in range(6):
-                e.store(V[k][r], V_i, (6 * k + r) * W)
+        if mode == "gravity":  # at rest: every twist coefficient is zero
+            V = [[0.0] * 6 for _ in range(K + 1)]
+        else:
+            V = _twists(e, K, V_p, V_i, R, q, E, wc, revolute)
         # gravity: the linear part of (0, -g) moved along the tree
-        Z = [rotate([e.load(G_p, (3 * k + r) * W) for r in range(3)]) for k in range(K)]
+        Z = [_rotate(e, R, [e.load(G_p, (3 * k + r) * W) for r in range(3)]) for k in range(K)]
         G = []
         for k in range(K):
             if revolute:
@@ -675,53 +707,57 @@ def _backward(e, i, K, n, mo, base, fact):
     e.branch(rev, lambda: kind(True), lambda: kind(False))
 
 
-# -- compiled kernels and their numba caller --------------------------------------------------------
-_addresses = {}  # (K, width, wrenches) -> address of the compiled kernel
+# -- compiled kernels and their numba callers -------------------------------------------------------
+_addresses = {}  # (K, width, wrenches, mode) -> address of the compiled kernel
+
+
+def kernel_address(K, width, wrenches=False, mode="jet"):
+    """Address of the kernel (:func:`kernel_ir`), compiled on first use in this process or
+    loaded from the disk cache."""
+    key = (K, width, wrenches, mode)
+    address = _addresses.get(key)
+    if address is None:
+        text, name = kernel_ir(K, width, wrenches, mode)
+        address = _addresses[key] = compile_ir(text, name)
+    return address
+
+
+def kernel_cached(K, width, wrenches=False, mode="jet"):
+    """True when the kernel's machine code is loaded in this process or in the disk cache."""
+    if (K, width, wrenches, mode) in _addresses:
+        return True
+    return is_cached(*kernel_ir(K, width, wrenches, mode))
+
+
+def width_for(B):
+    """Samples per vector for a batch of B: the scalar kernel for one sample (a vector of
+    eight would compute seven copies), vectors otherwise."""
+    return 1 if B == 1 else WIDTH
 
 
 def run(parents, geo, jet, K, wext, out):
     """The recursion on ``jet`` (B, >=K+2, n) into ``out`` (B, K, n) (C-contiguous float64
-    arrays; ``wext`` (K, B, n, 6) or empty): the kernel for one sample (scalars) or for
-    vectors of :data:`WIDTH` samples, compiled on first use. The arguments of
+    arrays; ``wext`` (K, B, n, 6) or empty): the arguments of
     :func:`hod_dynamics._kernels.rnea_jets_general` (``parents`` unused: they are in ``geo``).
     Returns False, leaving ``out`` unfinished, when the jet holds a NaN or an infinity."""
-    width = 1 if jet.shape[0] == 1 else WIDTH
-    key = (K, width, wext.shape[1] > 0)
-    address = _addresses.get(key)
-    if address is None:
-        address = _addresses[key] = kernel_address(*key)
-    return run_kernel(address, geo, jet, K, width, wext, out)
+    width = width_for(jet.shape[0])
+    return run_jets(kernel_address(K, width, wext.shape[1] > 0), geo, jet, K, width, wext, out)
 
 
-def kernel_address(K, width, wrenches):
-    """Address of the compiled kernel (compiled now, or loaded from the disk cache)."""
-    text, name = _ir(K, width, wrenches)
-    return compile_ir(text, name)
-
-
-def kernel_cached(K, width, wrenches):
-    """True when the kernel's machine code is in the disk cache."""
-    text, name = _ir(K, width, wrenches)
-    return is_cached(text, name)
-
-
-_IR = {}
-
-
-def _ir(K, width, wrenches):
-    key = (K, width, wrenches)
-    try:
-        return _IR[key]
-    except KeyError:
-        value = _IR[key] = kernel_ir(K, width, wrenches)
-        return value
+@register_jitable
+def work_size(n, K, width, wrenches):
+    """Doubles of the work array of one group of samples (see the module docstring)."""
+    per = (n + 1) * (K + 1) * 6 + (n + 1) * K * 9 + n * (K + 1) * 2 + (K + 2) * n + K * n
+    if wrenches:
+        per += K * n * 6
+    return per * width
 
 
 @_njit
-def run_kernel(address, geo, jet, K, width, wext, out):
-    """The generated kernel at ``address`` (K coefficients, ``width`` lanes) on jet (B, >=K+2,
-    n) into out (B, K, n), with wext (K, B, n, 6) or an empty wext; True, or False when the
-    jet holds a NaN or an infinity. Raises ValueError for arrays of other shapes."""
+def run_jets(address, geo, jet, K, width, wext, out):
+    """The "jet" kernel at ``address`` (K coefficients, ``width`` lanes, wrenches when ``wext``
+    (K, B, n, 6) is not empty) on jet (B, >=K+2, n) into out (B, K, n); True, or False when
+    the jet holds a NaN or an infinity. ValueError for arrays of other shapes."""
     n = int(geo[0])
     B = jet.shape[0]
     wrenches = wext.shape[1] > 0
@@ -733,15 +769,60 @@ def run_kernel(address, geo, jet, K, width, wext, out):
         raise ValueError("generated kernel: wrench array of the wrong shape")
     if B == 0:
         return True
-    work = np.empty(work_size_jit(n, K, width, wrenches))
-    status = call_address(address, (geo, jet, B, jet.shape[1], wext, wext.shape[1], out, work))
-    return status != 0
+    work = np.empty(work_size(n, K, width, wrenches))
+    return call_address(address, (geo, jet, jet, jet, B, jet.shape[1], wext, wext.shape[1], out,
+                                  work)) != 0
+
+
+# status of the one-sample callers
+DONE, NON_FINITE, MISFIT = 1, 0, -1
 
 
 @_njit
-def work_size_jit(n, K, width, wrenches):
-    """:func:`work_size` in compiled code."""
-    per = ((n + 1) * (K + 1) * 6 + (n + 1) * K * 9 + n * (K + 1) * 2 + (K + 2) * n + K * n)
-    if wrenches:
-        per += K * n * 6
-    return per * width
+def run_one(address, geo, jet, out):
+    """One sample: the scalar "jet" kernel at ``address`` on jet (>=K+2, n) into out (K, n)
+    (K = out.shape[0]). Returns DONE, NON_FINITE (a NaN or an infinity in the jet) or MISFIT
+    (arrays of other shapes; nothing computed)."""
+    n = int(geo[0])
+    K = out.shape[0]
+    if jet.shape[1] != n or jet.shape[0] != K + 2 or out.shape[1] != n:
+        return MISFIT
+    work = np.empty(work_size(n, K, 1, False))
+    return call_address(address, (geo, jet, jet, jet, 1, jet.shape[0], out, 0, out, work))
+
+
+@_njit
+def run_state(address, geo, q, qd, qdd, width, out):
+    """The "state" or "gravity" kernel at ``address`` on q, qd, qdd (..., n) of one shape (the
+    gravity kernel reads q only) into out (..., n). Returns DONE, NON_FINITE or MISFIT."""
+    n = int(geo[0])
+    if q.shape != out.shape or qd.shape != q.shape or qdd.shape != q.shape or q.shape[-1] != n:
+        return MISFIT
+    B = q.size // n if n else 0
+    if B == 0:
+        return DONE
+    work = np.empty(work_size(n, 1, width, False))
+    return call_address(address, (geo, q, qd, qdd, B, 3, out, 0, out, work))
+
+
+_FIRST = threading.Lock()
+_prepared = []
+
+
+def prepare_one_sample():
+    """Compile (or load) the one-sample callers for kernel arrays, then forbid other variants:
+    the fast path hands them the caller's arrays unchecked by Python, and numba's dispatch
+    raises TypeError for any other argument type (a read-only, strided, misaligned or
+    non-float array) instead of compiling a variant for it (seconds). Under a lock: numba tests
+    whether it may compile only once it holds its compile lock, so a thread whose first call
+    waited there while another compiled and disabled compiling would raise."""
+    with _FIRST:
+        if _prepared:
+            return
+        geo, one, two = np.zeros(1), np.zeros(1), np.zeros((1, 1))
+        run_one(0, geo, two, two)  # MISFIT: n = 0 columns expected, nothing called
+        run_state(0, geo, one, one, one, 1, one)
+        run_state(0, geo, two, two, two, 1, two)
+        for dispatcher in (run_one, run_state):
+            dispatcher.disable_compile()
+        _prepared.append(True)

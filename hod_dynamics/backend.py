@@ -135,10 +135,10 @@ def resolve_backend(backend=None):
     Raises InputError for an unknown name, or for ``"numba"`` when numba is not installed.
     """
     if backend is None:
-        raw = _environ_get(ENV_VAR)
-        try:
-            return _from_env[raw]
-        except KeyError:  # a value not seen yet (or unhashable): resolved, checked, kept
+        try:  # the common call: the environment's own dictionary, a value seen before
+            return _from_env[_ENV_DATA.get(_ENV_KEY)]
+        except (KeyError, AttributeError):  # a value not seen yet, or no such dictionary
+            raw = _environ_get(ENV_VAR)
             resolved = _from_env[raw] = _resolve(raw, ENV_VAR)
             return resolved
     if not isinstance(backend, str):
@@ -162,6 +162,11 @@ def _environ_get(name):
 
 _POSIX = os.name == "posix"
 _ENCODED = {ENV_VAR: ENV_VAR.encode()}
+# os.environ's encoded dictionary (CPython on POSIX: changed in place by every os.environ
+# assignment, never replaced), read directly by resolve_backend; None elsewhere
+_ENV_DATA = getattr(os.environ, "_data", None) if _POSIX else None
+_ENV_DATA = _ENV_DATA if type(_ENV_DATA) is dict else None
+_ENV_KEY = _ENCODED[ENV_VAR]
 
 
 @lru_cache(maxsize=16)

@@ -222,14 +222,15 @@ def test_nan_broadcast_into_an_empty_batch_is_refused(backend, panda):
 def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     """numba compiles one variant per argument type and a read-only array is its own type:
     read-only or broadcast inputs must not trigger a second compile (seconds, in a 1 kHz loop)."""
-    from hod_dynamics._rnea_ir import run_kernel
+    from hod_dynamics._rnea_ir import run_jets, run_one, run_state
     from hod_dynamics.backend import partials_kernels
 
     jet = rng.uniform(-1, 1, (5, 7))
     hd.time_derivatives(panda, jet, 2, backend="numba")
     hd.id_second_partials(panda, *jet[:3], backend="numba")
     hd.id_partials(panda, *jet[:3], backend="numba")
-    compiled = [len(f.signatures) for f in (run_kernel, partials_kernels().first_partials,
+    callers = (run_jets, run_one, run_state)
+    compiled = [len(f.signatures) for f in callers + (partials_kernels().first_partials,
                                             partials_kernels().second_partials)]
     frozen = jet.copy()
     frozen.setflags(write=False)
@@ -239,7 +240,10 @@ def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     for f in (hd.id_partials, hd.id_second_partials):
         f(panda, frozen[0], frozen[1], frozen[2], backend="numba")
         f(panda, many[:, 0], frozen[1], np.broadcast_to(frozen[2], (4, 7)), backend="numba")
-    assert [len(f.signatures) for f in (run_kernel, partials_kernels().first_partials,
+    hd.inverse_dynamics(panda, frozen[0], frozen[1], frozen[2], backend="numba")
+    hd.inverse_dynamics(panda, many[0, 0], frozen[1], frozen[2], backend="numba")
+    hd.gravity_torques(panda, frozen[0])
+    assert [len(f.signatures) for f in callers + (partials_kernels().first_partials,
                                         partials_kernels().second_partials)] == compiled
 
 
