@@ -20,6 +20,7 @@ than a call between two compiled functions (ctypes would cost microseconds per c
 
 import hashlib
 import os
+import struct
 import tempfile
 import threading
 from functools import lru_cache
@@ -129,6 +130,264 @@ def _write_atomically(path, data):
             os.unlink(tmp)
         except (OSError, UnboundLocalError):
             pass
+
+
+def _hex(c):
+    """A double as an exact LLVM IR literal."""
+    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(c)))[0]
+
+
+class Emitter:
+    """LLVM IR text of one function, written by calls that mirror the arithmetic.
+
+    Values are SSA names (str) or Python floats; arithmetic on floats is folded here, so the
+    IR holds no multiplication by 0 or 1 and no addition of 0 (the inputs are checked finite
+    before any arithmetic, so 0 x is 0). ``width`` > 1: values are vectors of that many
+    doubles (samples in the lanes); scalars read from the model are broadcast.
+    """
+
+    def __init__(self, width):
+        self.width = width
+        self.T = "double" if width == 1 else f"<{width} x double>"
+        self.lines = []
+        self.count = 0
+        self.block = "entry"
+        self.intrinsics = {}  # name -> declaration of the LLVM intrinsics called
+        self.allocas = []  # stack slots, allocated once in the entry block
+
+    def function(self, name, params):
+        """The IR text of the function ``i32 name(params)`` whose body was emitted (the body
+        ends with its ``ret``), with the declarations of the intrinsics it calls."""
+        head = f"define i32 @{name}({params}) nounwind {{\nentry:"
+        return "\n".join([head] + self.allocas + self.lines + ["}"]
+                          + sorted(self.intrinsics.values())) + "\n"
+
+    def alloca(self, ty="double"):
+        """A stack slot of type ``ty``, allocated once in the entry block (an alloca inside a
+        loop would grow the stack at every pass)."""
+        r = self.fresh("slot")
+        self.allocas.append(f"  {r} = alloca {ty}, align 8")
+        return r
+
+    # -- names, blocks, control flow --
+    def fresh(self, prefix="t"):
+        self.count += 1
+        return f"%{prefix}{self.count}"
+
+    def emit(self, text):
+        self.lines.append("  " + text)
+
+    def label(self, name):
+        self.lines.append(f"{name}:")
+        self.block = name
+
+    def new_label(self, prefix):
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def loop(self, start, stop, body, step=1):
+        """``for i in range(start, stop, step): body(i)`` (i an i64 name; bounds names or
+        ints; step > 0)."""
+        head, inner, latch, done = (self.new_label(p) for p in ("head", "body", "latch", "done"))
+        before = self.block
+        i, following = self.fresh("i"), self.fresh("i")
+        self.emit(f"br label %{head}")
+        self.label(head)
+        self.emit(f"{i} = phi i64 [{start}, %{before}], [{following}, %{latch}]")
+        more = self.fresh("c")
+        self.emit(f"{more} = icmp slt i64 {i}, {stop}")
+        self.emit(f"br i1 {more}, label %{inner}, label %{done}")
+        self.label(inner)
+        body(i)
+        self.emit(f"br label %{latch}")
+        self.label(latch)
+        self.emit(f"{following} = add i64 {i}, {step}")
+        self.emit(f"br label %{head}")
+        self.label(done)
+
+    def branch(self, condition, then, otherwise=None):
+        """``then()`` if the i1 ``condition`` holds, else ``otherwise()`` (if given)."""
+        a, b, done = self.new_label("then"), self.new_label("else"), self.new_label("join")
+        self.emit(f"br i1 {condition}, label %{a}, label %{b}")
+        for label, part in ((a, then), (b, otherwise)):
+            self.label(label)
+            if part is not None:
+                part()
+            self.emit(f"br label %{done}")
+        self.label(done)
+
+    def icmp(self, predicate, a, b):
+        """The i1 of ``a predicate b`` on i64 values (``slt``, ``eq``, ``ne``, ...)."""
+        r = self.fresh("c")
+        self.emit(f"{r} = icmp {predicate} i64 {a}, {b}")
+        return r
+
+    def fcmp(self, predicate, a, b):
+        """The i1 (or vector of i1) of ``a predicate b`` on doubles (``olt``, ``oeq``, ...)."""
+        r = self.fresh("c")
+        self.emit(f"{r} = fcmp {predicate} {self.T} {self.operand(a)}, {self.operand(b)}")
+        return r
+
+    def select(self, condition, a, b, kind="i64"):
+        """``a if condition else b`` (``kind`` "i64", or "T" for doubles)."""
+        ty = self.T if kind == "T" else kind
+        ops = (self.operand(a), self.operand(b)) if kind == "T" else (a, b)
+        r = self.fresh("n" if kind == "i64" else "t")
+        self.emit(f"{r} = select i1 {condition}, {ty} {ops[0]}, {ty} {ops[1]}")
+        return r
+
+    def boolean(self, op, a, b):
+        """``a op b`` on i1 values (``and``, ``or``)."""
+        r = self.fresh("c")
+        self.emit(f"{r} = {op} i1 {a}, {b}")
+        return r
+
+    # -- integers (i64) --
+    def iop(self, op, a, b):
+        if isinstance(a, int) and isinstance(b, int):
+            return {"add": a + b, "mul": a * b, "sub": a - b}[op]
+        if op == "add" and b == 0:
+            return a
+        if op == "mul" and b == 1:
+            return a
+        r = self.fresh("n")
+        self.emit(f"{r} = {op} i64 {a}, {b}")
+        return r
+
+    # -- doubles (vectors of width doubles) --
+    def operand(self, x):
+        if isinstance(x, float):
+            return _hex(x) if self.width == 1 else f"splat (double {_hex(x)})"
+        return x
+
+    def _op(self, op, a, b):
+        r = self.fresh()
+        self.emit(f"{r} = {op} contract {self.T} {self.operand(a)}, {self.operand(b)}")
+        return r
+
+    def add(self, a, b):
+        if isinstance(a, float):
+            if isinstance(b, float):
+                return a + b
+            if a == 0.0:
+                return b
+        elif isinstance(b, float) and b == 0.0:
+            return a
+        return self._op("fadd", a, b)
+
+    def sub(self, a, b):
+        if isinstance(b, float):
+            if isinstance(a, float):
+                return a - b
+            if b == 0.0:
+                return a
+        elif isinstance(a, float) and a == 0.0:
+            return self.neg(b)
+        return self._op("fsub", a, b)
+
+    def mul(self, a, b):
+        if isinstance(a, float) and not isinstance(b, float):
+            a, b = b, a
+        if isinstance(b, float):
+            if isinstance(a, float):
+                return a * b
+            if b == 0.0:
+                return 0.0
+            if b == 1.0:
+                return a
+            if b == -1.0:
+                return self.neg(a)
+        return self._op("fmul", a, b)
+
+    def div(self, a, b):
+        if isinstance(a, float) and isinstance(b, float):
+            return a / b
+        if isinstance(b, float) and b == 1.0:
+            return a
+        return self._op("fdiv", a, b)
+
+    def neg(self, a):
+        if isinstance(a, float):
+            return -a
+        r = self.fresh()
+        self.emit(f"{r} = fneg {self.T} {a}")
+        return r
+
+    def dot(self, pairs):
+        """sum of a * b over (a, b) in pairs (a product added to the running sum: an FMA)."""
+        total = 0.0
+        for a, b in pairs:
+            total = self.add(self.mul(a, b), total)
+        return total
+
+    def call(self, function, *args, scalar=False):
+        """The LLVM intrinsic ``llvm.function`` of doubles (vectors unless ``scalar``)."""
+        T = "double" if scalar else self.T
+        suffix = "f64" if T == "double" else f"v{self.width}f64"
+        name = f"@llvm.{function}.{suffix}"
+        self.intrinsics[name] = f"declare {T} {name}({', '.join([T] * len(args))})"
+        r = self.fresh()
+        joined = ", ".join(f"{T} {_hex(a) if isinstance(a, float) and scalar else self.operand(a)}"
+                           for a in args)
+        self.emit(f"{r} = call {T} {name}({joined})")
+        return r
+
+    def declare(self, name, declaration):
+        """Declare an intrinsic that is called by emitted text (``emit``)."""
+        self.intrinsics[name] = declaration
+
+    # -- memory --
+    def address(self, base, offset):
+        if offset == 0:
+            return base
+        r = self.fresh("p")
+        self.emit(f"{r} = getelementptr inbounds double, ptr {base}, i64 {offset}")
+        return r
+
+    def load(self, base, offset):
+        """The vector at ``base + offset`` doubles (work arrays)."""
+        r = self.fresh()
+        self.emit(f"{r} = load {self.T}, ptr {self.address(base, offset)}, align 8")
+        return r
+
+    def store(self, value, base, offset):
+        self.emit(f"store {self.T} {self.operand(value)}, ptr {self.address(base, offset)}, align 8")
+
+    def iload(self, base, offset):
+        """The i64 at ``base + offset`` (int64 arrays)."""
+        p, r = self.fresh("p"), self.fresh("n")
+        self.emit(f"{p} = getelementptr inbounds i64, ptr {base}, i64 {offset}")
+        self.emit(f"{r} = load i64, ptr {p}, align 8")
+        return r
+
+    def zero(self, base, offset, count):
+        """Set ``count`` doubles from ``base + offset`` to zero (i64 values; a memset)."""
+        name = "@llvm.memset.p0.i64"
+        self.declare(name, f"declare void {name}(ptr, i8, i64, i1)")
+        self.emit(f"call void {name}(ptr {self.address(base, offset)}, i8 0, "
+                  f"i64 {self.iop('mul', count, 8)}, i1 false)")
+
+    def scalar(self, base, offset):
+        """The double at ``base + offset``, broadcast to the lanes (model constants)."""
+        r = self.fresh("s")
+        self.emit(f"{r} = load double, ptr {self.address(base, offset)}, align 8")
+        if self.width == 1:
+            return r
+        v, b = self.fresh(), self.fresh()
+        self.emit(f"{v} = insertelement {self.T} poison, double {r}, i64 0")
+        self.emit(f"{b} = shufflevector {self.T} {v}, {self.T} poison, <{self.width} x i32> zeroinitializer")
+        return b
+
+    def strided_copy(self, dst, dst_stride, src, src_stride, count):
+        """dst[m * dst_stride] = src[m * src_stride] for m < count (doubles; i64 values)."""
+        def body(m):
+            s, d = self.iop("mul", m, src_stride), self.iop("mul", m, dst_stride)
+            x = self.fresh("x")
+            self.emit(f"{x} = load double, ptr {self.address(src, s)}, align 8")
+            self.emit(f"store double {x}, ptr {self.address(dst, d)}, align 8")
+
+        self.loop(0, count, body)
+
 
 
 @intrinsic

@@ -29,7 +29,6 @@ wrenches X (K, n, 6).
 """
 
 import math
-import struct
 import threading
 
 import numpy as np
@@ -37,195 +36,11 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ._kernels import _njit
-from ._llvm import call_address, compile_ir, is_cached
+from ._llvm import Emitter, call_address, compile_ir, is_cached
 from .model import per_model
 from .spatial import Ad, inverse
 
 WIDTH = 8  # samples per vector: one AVX-512 register of doubles (LLVM splits it on narrower CPUs)
-
-
-def _hex(c):
-    """A double as an exact LLVM IR literal."""
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(c)))[0]
-
-
-class Emitter:
-    """LLVM IR text of one function, written by calls that mirror the arithmetic.
-
-    Values are SSA names (str) or Python floats; arithmetic on floats is folded here, so the
-    IR holds no multiplication by 0 or 1 and no addition of 0 (the inputs are checked finite
-    before any arithmetic, so 0 x is 0). ``width`` > 1: values are vectors of that many
-    doubles (samples in the lanes); scalars read from the model are broadcast.
-    """
-
-    def __init__(self, width):
-        self.width = width
-        self.T = "double" if width == 1 else f"<{width} x double>"
-        self.lines = []
-        self.count = 0
-        self.block = "entry"
-
-    # -- names, blocks, control flow --
-    def fresh(self, prefix="t"):
-        self.count += 1
-        return f"%{prefix}{self.count}"
-
-    def emit(self, text):
-        self.lines.append("  " + text)
-
-    def label(self, name):
-        self.lines.append(f"{name}:")
-        self.block = name
-
-    def new_label(self, prefix):
-        self.count += 1
-        return f"{prefix}{self.count}"
-
-    def loop(self, start, stop, body, step=1):
-        """``for i in range(start, stop, step): body(i)`` (i an i64 name; bounds names or
-        ints; step > 0)."""
-        head, inner, latch, done = (self.new_label(p) for p in ("head", "body", "latch", "done"))
-        before = self.block
-        i, following = self.fresh("i"), self.fresh("i")
-        self.emit(f"br label %{head}")
-        self.label(head)
-        self.emit(f"{i} = phi i64 [{start}, %{before}], [{following}, %{latch}]")
-        more = self.fresh("c")
-        self.emit(f"{more} = icmp slt i64 {i}, {stop}")
-        self.emit(f"br i1 {more}, label %{inner}, label %{done}")
-        self.label(inner)
-        body(i)
-        self.emit(f"br label %{latch}")
-        self.label(latch)
-        self.emit(f"{following} = add i64 {i}, {step}")
-        self.emit(f"br label %{head}")
-        self.label(done)
-
-    def branch(self, condition, then, otherwise):
-        """``then()`` if the i1 ``condition`` holds, else ``otherwise()``."""
-        a, b, done = self.new_label("then"), self.new_label("else"), self.new_label("join")
-        self.emit(f"br i1 {condition}, label %{a}, label %{b}")
-        for label, part in ((a, then), (b, otherwise)):
-            self.label(label)
-            part()
-            self.emit(f"br label %{done}")
-        self.label(done)
-
-    # -- integers (i64) --
-    def iop(self, op, a, b):
-        if isinstance(a, int) and isinstance(b, int):
-            return {"add": a + b, "mul": a * b, "sub": a - b}[op]
-        if op == "add" and b == 0:
-            return a
-        if op == "mul" and b == 1:
-            return a
-        r = self.fresh("n")
-        self.emit(f"{r} = {op} i64 {a}, {b}")
-        return r
-
-    # -- doubles (vectors of width doubles) --
-    def operand(self, x):
-        if isinstance(x, float):
-            return _hex(x) if self.width == 1 else f"splat (double {_hex(x)})"
-        return x
-
-    def _op(self, op, a, b):
-        r = self.fresh()
-        self.emit(f"{r} = {op} contract {self.T} {self.operand(a)}, {self.operand(b)}")
-        return r
-
-    def add(self, a, b):
-        if isinstance(a, float):
-            if isinstance(b, float):
-                return a + b
-            if a == 0.0:
-                return b
-        elif isinstance(b, float) and b == 0.0:
-            return a
-        return self._op("fadd", a, b)
-
-    def sub(self, a, b):
-        if isinstance(b, float):
-            if isinstance(a, float):
-                return a - b
-            if b == 0.0:
-                return a
-        elif isinstance(a, float) and a == 0.0:
-            return self.neg(b)
-        return self._op("fsub", a, b)
-
-    def mul(self, a, b):
-        if isinstance(a, float) and not isinstance(b, float):
-            a, b = b, a
-        if isinstance(b, float):
-            if isinstance(a, float):
-                return a * b
-            if b == 0.0:
-                return 0.0
-            if b == 1.0:
-                return a
-            if b == -1.0:
-                return self.neg(a)
-        return self._op("fmul", a, b)
-
-    def neg(self, a):
-        if isinstance(a, float):
-            return -a
-        r = self.fresh()
-        self.emit(f"{r} = fneg {self.T} {a}")
-        return r
-
-    def dot(self, pairs):
-        """sum of a * b over (a, b) in pairs (a product added to the running sum: an FMA)."""
-        total = 0.0
-        for a, b in pairs:
-            total = self.add(self.mul(a, b), total)
-        return total
-
-    def call(self, function, *args):
-        suffix = "f64" if self.width == 1 else f"v{self.width}f64"
-        r = self.fresh()
-        joined = ", ".join(f"{self.T} {self.operand(a)}" for a in args)
-        self.emit(f"{r} = call {self.T} @llvm.{function}.{suffix}({joined})")
-        return r
-
-    # -- memory --
-    def address(self, base, offset):
-        if offset == 0:
-            return base
-        r = self.fresh("p")
-        self.emit(f"{r} = getelementptr inbounds double, ptr {base}, i64 {offset}")
-        return r
-
-    def load(self, base, offset):
-        """The vector at ``base + offset`` doubles (work arrays)."""
-        r = self.fresh()
-        self.emit(f"{r} = load {self.T}, ptr {self.address(base, offset)}, align 8")
-        return r
-
-    def store(self, value, base, offset):
-        self.emit(f"store {self.T} {self.operand(value)}, ptr {self.address(base, offset)}, align 8")
-
-    def scalar(self, base, offset):
-        """The double at ``base + offset``, broadcast to the lanes (model constants)."""
-        r = self.fresh("s")
-        self.emit(f"{r} = load double, ptr {self.address(base, offset)}, align 8")
-        if self.width == 1:
-            return r
-        v, b = self.fresh(), self.fresh()
-        self.emit(f"{v} = insertelement {self.T} poison, double {r}, i64 0")
-        self.emit(f"{b} = shufflevector {self.T} {v}, {self.T} poison, <{self.width} x i32> zeroinitializer")
-        return b
-
-    def strided_copy(self, dst, dst_stride, src, src_stride, count):
-        """dst[m * dst_stride] = src[m * src_stride] for m < count (doubles; i64 values)."""
-        def body(m):
-            s, d = self.iop("mul", m, src_stride), self.iop("mul", m, dst_stride)
-            x = self.fresh("x")
-            self.emit(f"{x} = load double, ptr {self.address(src, s)}, align 8")
-            self.emit(f"store double {x}, ptr {self.address(dst, d)}, align 8")
-
-        self.loop(0, count, body)
 
 
 # sin and cos that vectorise over the lanes (libm's are calls, one sample at a time): Cody-Waite reduction by pi/2 in three parts (the first two of
@@ -277,23 +92,21 @@ def _sincos(e, x):
     if e.width == 1:
         e.emit(f"{far} = or i1 {mask}, false")
     else:
-        e.emit(f"{far} = call i1 @llvm.vector.reduce.or.v{e.width}i1(<{e.width} x i1> {mask})")
+        reduce = f"@llvm.vector.reduce.or.v{e.width}i1"
+        e.declare(reduce, f"declare i1 {reduce}(<{e.width} x i1>)")
+        e.emit(f"{far} = call i1 {reduce}(<{e.width} x i1> {mask})")
     slow, done = e.new_label("libm"), e.new_label("sincos")
     before = e.block
     e.emit(f"br i1 {far}, label %{slow}, label %{done}")
     e.label(slow)
     if e.width == 1:
-        sn2 = e.fresh()
-        cs2 = e.fresh()
-        e.emit(f"{sn2} = call double @llvm.sin.f64(double {x})")
-        e.emit(f"{cs2} = call double @llvm.cos.f64(double {x})")
+        sn2, cs2 = e.call("sin", x, scalar=True), e.call("cos", x, scalar=True)
     else:
         sn2, cs2 = sn, cs
         for lane in range(e.width):
-            xl, a, b = e.fresh(), e.fresh(), e.fresh()
+            xl = e.fresh()
             e.emit(f"{xl} = extractelement {e.T} {x}, i64 {lane}")
-            e.emit(f"{a} = call double @llvm.sin.f64(double {xl})")
-            e.emit(f"{b} = call double @llvm.cos.f64(double {xl})")
+            a, b = e.call("sin", xl, scalar=True), e.call("cos", xl, scalar=True)
             s2, c2 = e.fresh(), e.fresh()
             e.emit(f"{s2} = insertelement {e.T} {sn2}, double {a}, i64 {lane}")
             e.emit(f"{c2} = insertelement {e.T} {cs2}, double {b}, i64 {lane}")
@@ -500,15 +313,9 @@ def kernel_ir(K, width, wrenches, mode="jet"):
 
     e.loop(0, "%B", group, step=W)
     e.emit("ret i32 1")
-    head = (f"define i32 @{name}(ptr noalias %geo, ptr noalias %x0, ptr noalias %x1, "
-            "ptr noalias %x2, i64 %B, i64 %rows, ptr noalias %wext, i64 %Bw, ptr noalias %out, "
-            "ptr noalias %work) nounwind {\nentry:")
-    T, suffix = e.T, ("f64" if W == 1 else f"v{W}f64")
-    declarations = [f"declare {T} @llvm.floor.{suffix}({T})", f"declare {T} @llvm.fabs.{suffix}({T})",
-                    "declare double @llvm.sin.f64(double)", "declare double @llvm.cos.f64(double)"]
-    if W > 1:
-        declarations.append(f"declare i1 @llvm.vector.reduce.or.v{W}i1(<{W} x i1>)")
-    return "\n".join([head] + e.lines + ["}"] + declarations) + "\n", name
+    return e.function(name, "ptr noalias %geo, ptr noalias %x0, ptr noalias %x1, ptr noalias %x2, "
+                      "i64 %B, i64 %rows, ptr noalias %wext, i64 %Bw, ptr noalias %out, "
+                      "ptr noalias %work"), name
 
 
 def _joint(e, i, n, mo):
