@@ -23,8 +23,8 @@ values in registers, loops run over bodies and paths; nothing is allocated. The 
 generated kernel serves every model (its arrays from :func:`model_arrays`). Compiled by LLVM
 (:mod:`hod_dynamics._llvm`) in well under a second, cached on disk.
 
-Each kernel is ``i32 f(ptr floats, ptr ints, ptr x0, ptr x1, ptr x2, i64 B, ptr out0, ptr out1,
-ptr out2, ptr out3, ptr work, i64 base, ptr g0s, i64 flag)`` and returns DONE, NON_FINITE (an
+Each kernel has the common signature of :mod:`hod_dynamics._llvm`: ``i32 f(floats, ints, x0,
+x1, x2, out0, out1, out2, out3, g0s, B, base, flag, -, work)`` and returns DONE, NON_FINITE (an
 input holds a NaN or an infinity; nothing is written for that sample onwards) or SINGULAR
 (forward dynamics: a zero pivot).
 """
@@ -35,11 +35,13 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ._kernels import _njit
-from ._llvm import Emitter, call_address, compile_ir, is_cached
+from ._llvm import Emitter, call_address, compile_ir, is_cached, run, signature
 from .model import per_model
 
-# status codes, those of the second-order kernels of hod_dynamics._partials_kernels
+# status codes (MISFIT: the one-sample callers met arrays of other shapes, nothing computed)
 DONE, NON_FINITE, MISFIT, SINGULAR = 0, 1, 2, 3
+_PREPARE = threading.Lock()  # see prepare
+_prepared = set()
 
 # per-body quantities of the state in the work array: (name, doubles); bodies 0..n-1 and a
 # virtual base body n (identity pose, zero twist, base acceleration: the parent of the roots)
@@ -333,9 +335,8 @@ def _sample(e, pointer, b, n):
 
 
 def _params():
-    return ("ptr noalias %floats, ptr noalias %ints, ptr noalias %x0, ptr noalias %x1, "
-            "ptr noalias %x2, i64 %B, ptr noalias %out0, ptr noalias %out1, ptr noalias %out2, "
-            "ptr noalias %out3, ptr noalias %work, i64 %base, ptr noalias %g0s, i64 %flag")
+    return signature(["%floats", "%ints", "%x0", "%x1", "%x2", "%out0", "%out1", "%out2", "%out3",
+                      "%g0s"], ["%B", "%base", "%flag"])
 
 
 def _samples(e, body, inputs):
@@ -583,7 +584,7 @@ def _assemble(e, L, wrt, out):
 
 
 def second_ir():
-    """The four tensors (n, n, n) qq, vv, qv, dM (out0..out3) of one sample q, qd, qdd (B = 1):
+    """The four tensors (B, n, n, n) qq, vv, qv, dM (out0..out3) of q, qd, qdd (B, n):
     the backward pass of Singh, Russell and Wensing, written into the entries that can be
     nonzero; with ``flag`` bit 1 the structurally zero entries are zeroed from the runs too."""
     e = Emitter(1)
@@ -593,7 +594,8 @@ def second_ir():
     def body(b):
         q, qd, qdd = (_sample(e, x, b, n) for x in ("%x0", "%x1", "%x2"))
         _state(e, L, q, qd, qdd, _g0(e, L, b), 0, "partials")
-        T = ["%out0", "%out1", "%out2", "%out3"]
+        n3 = e.iop("mul", e.iop("mul", n, n), n)
+        T = [e.address(f"%out{k}", e.iop("mul", b, n3)) for k in range(4)]
         e.branch(e.icmp("ne", e.iop("and", "%flag", 1), 0), lambda: _zero_runs(e, L, T))
         e.loop(0, n, lambda i: _body_triples(e, L, i, T))
 
@@ -800,9 +802,6 @@ def _free_arrays(tree):
     return _pack(tree, [], True)
 
 
-_FIRST_RUN = threading.Lock()
-
-
 @per_model
 def second_model(model):
     """``(floats, ints)`` of a fixed-base model for the second-order kernel, with the runs of
@@ -811,10 +810,14 @@ def second_model(model):
     floats, ints = _fixed_arrays(model)
     n = model.n_dof
     tensors = np.full((4, n, n, n), np.nan)
-    state = np.random.default_rng(0).uniform(-1.0, 1.0, (3, 1, n))
-    with _FIRST_RUN:
+    state = np.random.default_rng(0).uniform(-1.0, 1.0, (3, n))
+    # the run also compiles the one-sample caller for the arguments it takes, kernel arrays,
+    # and its dispatcher then compiles no other variant: any other argument type raises
+    # TypeError in the dispatch (under a lock: see prepare)
+    with _PREPARE:
         run_second(kernel_address("second_partials"), floats, ints, *state, *tensors,
-                   np.empty(work_size(n)), 0)
+                   np.empty(work_size(n)), False)
+        run_second.disable_compile()
     zeros = np.isnan(tensors)
     if 2 * np.count_nonzero(zeros) > zeros.size:  # mostly zero (a branched tree): clearing
         runs = [(t, 0, n ** 3) for t in range(4)]  # whole tensors (memset) is faster
@@ -826,57 +829,108 @@ def second_model(model):
     return _pack(model, runs, False)
 
 
-_NO_G0 = np.zeros((0, 6))
+_NO_G0 = np.zeros(6)  # a placeholder for g0s when the model's base acceleration serves
+
+
+def _call(which, floats, ints, x, outs, B, base=0, g0s=None, flag=0):
+    """The kernel ``which`` on B samples: x three flat inputs, outs up to four flat outputs
+    (C-contiguous float64 arrays; the sizes are the caller's to get right)."""
+    outs = list(outs) + [outs[0]] * (4 - len(outs))
+    if g0s is not None:
+        flag |= 2
+    return run(kernel_address(which), floats, ints.view(np.float64), *x, *outs,
+               _NO_G0 if g0s is None else g0s.reshape(-1), B, base, flag, 0,
+               work_size(int(ints[0])))
+
+
+def mass(floats, ints, q, out):
+    """M (B, n, n) of q (B, n) into out; DONE or NON_FINITE."""
+    flat = q.reshape(-1)
+    return _call("crba", floats, ints, (flat, flat, flat), (out.reshape(-1),), q.shape[0])
+
+
+def forward(floats, ints, q, qd, tau, out, base=0, g0s=None):
+    """qdd (B, n) into out; DONE, NON_FINITE or SINGULAR. ``base`` free-joint columns and
+    ``g0s`` (B, 6) the base acceleration of every sample (a floating base in its own frame)."""
+    return _call("forward_dynamics", floats, ints, [a.reshape(-1) for a in (q, qd, tau)],
+                 (out.reshape(-1),), q.shape[0], base, g0s)
+
+
+def first(floats, ints, q, qd, qdd, out, base=0, g0s=None):
+    """(d tau/dq, d tau/dqd, M) of q, qd, qdd (B, n) into out (3, B, n, n); DONE or
+    NON_FINITE. ``base``, ``g0s`` as for :func:`forward`."""
+    return _call("first_partials", floats, ints, [a.reshape(-1) for a in (q, qd, qdd)],
+                 [o.reshape(-1) for o in out], q.shape[0], base, g0s)
+
+
+def seconds(floats, ints, q, qd, qdd, tensors, zero):
+    """The four tensors (B, n, n, n) of q, qd, qdd (B, n) into ``tensors``; with ``zero`` the
+    structurally zero entries too. DONE, or NON_FINITE at the first sample holding a NaN or
+    an infinity (the samples before it are written)."""
+    return _call("second_partials", floats, ints, [a.reshape(-1) for a in (q, qd, qdd)],
+                 [t.reshape(-1) for t in tensors], q.shape[0], flag=1 if zero else 0)
 
 
 @_njit
 def run_mass(address, floats, ints, q, out):
-    """M (B, n, n) of q (B, n) into out; DONE, NON_FINITE or MISFIT (shapes)."""
+    """One sample: M (n, n) of q (n,) into out. DONE, NON_FINITE or MISFIT (shapes)."""
     n = ints[0]
-    B = q.shape[0]
-    if q.shape[1] != n or out.shape[0] != B or out.shape[1] != n or out.shape[2] != n:
+    if q.shape[0] != n or out.shape[0] != n or out.shape[1] != n:
         return MISFIT
     work = np.empty(work_size(n))
-    return call_address(address, (floats, ints, q, q, q, B, out, out, out, out, work, 0, q, 0))
+    return call_address(address, (floats, ints, q, q, q, out, out, out, out, q, 1, 0, 0, 0, work))
 
 
 @_njit
-def run_forward(address, floats, ints, q, qd, tau, out, base, g0s):
-    """qdd (B, n) into out; DONE, NON_FINITE, MISFIT or SINGULAR. ``g0s`` (B, 6) the base
-    acceleration per sample when it has B rows, else the model's."""
+def run_forward(address, floats, ints, q, qd, tau, out):
+    """One sample of a fixed base: qdd (n,) into out. DONE, NON_FINITE, MISFIT or SINGULAR."""
     n = ints[0]
-    B = q.shape[0]
-    if (q.shape[1] != n or qd.shape != q.shape or tau.shape != q.shape or out.shape != q.shape):
+    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or out.shape[0] != n:
         return MISFIT
     work = np.empty(work_size(n))
-    flag = 2 if g0s.shape[0] == B and B > 0 else 0
-    return call_address(address, (floats, ints, q, qd, tau, B, out, out, out, out, work, base,
-                                  g0s, flag))
+    return call_address(address, (floats, ints, q, qd, tau, out, out, out, out, q, 1, 0, 0, 0,
+                                  work))
 
 
 @_njit
-def run_first(address, floats, ints, q, qd, qdd, out, base, g0s):
-    """(d tau/dq, d tau/dqd, M) of q, qd, qdd (B, n) into out (3, B, n, n); DONE, NON_FINITE
-    or MISFIT. ``base`` free-joint columns, ``g0s`` as for :func:`run_forward`."""
+def run_first(address, floats, ints, q, qd, qdd, out):
+    """One sample of a fixed base: (d tau/dq, d tau/dqd, M) of q, qd, qdd (n,) into out
+    (3, n, n). DONE, NON_FINITE or MISFIT."""
     n = ints[0]
-    B = q.shape[0]
-    if (q.shape[1] != n or qd.shape != q.shape or qdd.shape != q.shape or out.shape[0] != 3
-            or out.shape[1] != B or out.shape[2] != n or out.shape[3] != n):
+    if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or out.shape[0] != 3
+            or out.shape[1] != n or out.shape[2] != n):
         return MISFIT
     work = np.empty(work_size(n))
-    flag = 2 if g0s.shape[0] == B and B > 0 else 0
-    return call_address(address, (floats, ints, q, qd, qdd, B, out[0], out[1], out[2], out[0],
-                                  work, base, g0s, flag))
+    return call_address(address, (floats, ints, q, qd, qdd, out[0], out[1], out[2], out[0], q, 1,
+                                  0, 0, 0, work))
 
 
 @_njit
 def run_second(address, floats, ints, q, qd, qdd, qq, vv, qv, dM, work, zero):
-    """The four tensors (n, n, n) of one sample q, qd, qdd ((n,) or (1, n)); ``zero``: 1 to
-    zero the structurally zero entries too. DONE, NON_FINITE or MISFIT."""
+    """One sample: the four tensors (n, n, n) of q, qd, qdd (n,) into qq, vv, qv, dM; with
+    ``zero`` the structurally zero entries too. DONE, NON_FINITE or MISFIT."""
     n = ints[0]
-    if (q.size != n or qd.size != n or qdd.size != n or work.shape[0] < work_size(n)):
+    if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or work.shape[0] < work_size(n)):
         return MISFIT
     for T in (qq, vv, qv, dM):
         if T.shape[0] != n or T.shape[1] != n or T.shape[2] != n:
             return MISFIT
-    return call_address(address, (floats, ints, q, qd, qdd, 1, qq, vv, qv, dM, work, 0, q, zero))
+    return call_address(address, (floats, ints, q, qd, qdd, qq, vv, qv, dM, q, 1, 0,
+                                  1 if zero else 0, 0, work))
+
+
+def prepare(caller):
+    """Compile (or load) the one-sample ``caller`` (:func:`run_mass`, :func:`run_forward`,
+    :func:`run_first`) for kernel arrays, then forbid other variants: the fast paths hand it
+    the caller's arrays unchecked by Python, and numba's dispatch raises TypeError for any
+    other argument type instead of compiling a variant for it (seconds). Under a lock (see
+    :func:`hod_dynamics._rnea_ir.prepare_one_sample`)."""
+    with _PREPARE:
+        if caller in _prepared:
+            return
+        floats, ints, one = np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(1)
+        arrays = {run_mass: (one, np.zeros((1, 1))), run_forward: (one, one, one, one),
+                  run_first: (one, one, one, np.zeros((1, 1, 1)))}[caller]
+        caller(0, floats, ints, *arrays)  # MISFIT: n = 0 expected, nothing called
+        caller.disable_compile()
+        _prepared.add(caller)

@@ -36,7 +36,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ._kernels import _njit
-from ._llvm import Emitter, call_address, compile_ir, is_cached
+from ._llvm import Emitter, call_address, compile_ir, is_cached, run, signature
 from .model import per_model
 from .spatial import Ad, inverse
 
@@ -187,14 +187,18 @@ def geometry(model):
 
 
 MODES = ("jet", "state", "gravity")
+# status codes: the kernels return DONE or NON_FINITE, the one-sample callers MISFIT for
+# arrays of other shapes (those of the world-frame kernels of hod_dynamics._partials_ir)
+DONE, NON_FINITE, MISFIT = 0, 1, 2
 
 
 def kernel_ir(K, width, wrenches, mode="jet"):
     """(IR text, function name) of the kernel for K Taylor coefficients (torque order K - 1),
     ``width`` samples per vector, with or without external wrenches.
 
-    The function: ``i32 f(ptr geo, ptr x0, ptr x1, ptr x2, i64 B, i64 rows, ptr wext, i64 Bw,
-    ptr out, ptr work)`` with ``geo`` from :func:`geometry`, the samples in the ``mode``:
+    The function, in the common signature of :mod:`hod_dynamics._llvm`: ``i32 f(geo, x0, x1,
+    x2, wext, out, -, -, -, -, B, rows, Bw, -, work)`` with ``geo`` from :func:`geometry`, the
+    samples in the ``mode``:
 
     - ``"jet"``: x0 (B, rows, n) the derivative jet q^(0..) (rows >= K + 2 read);
     - ``"state"`` (K = 1): x0, x1, x2 (B, n) q, qd, qdd (inverse dynamics);
@@ -257,7 +261,7 @@ def kernel_ir(K, width, wrenches, mode="jet"):
     e.emit("%bad = fcmp uno double %accv, 0.0")
     e.emit("br i1 %bad, label %refuse, label %groups")
     e.label("refuse")
-    e.emit("ret i32 0")
+    e.emit(f"ret i32 {NON_FINITE}")
     e.label("groups")
 
     def group(b0):
@@ -312,10 +316,9 @@ def kernel_ir(K, width, wrenches, mode="jet"):
         e.loop(0, count, scatter)
 
     e.loop(0, "%B", group, step=W)
-    e.emit("ret i32 1")
-    return e.function(name, "ptr noalias %geo, ptr noalias %x0, ptr noalias %x1, ptr noalias %x2, "
-                      "i64 %B, i64 %rows, ptr noalias %wext, i64 %Bw, ptr noalias %out, "
-                      "ptr noalias %work"), name
+    e.emit(f"ret i32 {DONE}")
+    return e.function(name, signature(["%geo", "%x0", "%x1", "%x2", "%wext", "%out"],
+                                      ["%B", "%rows", "%Bw"])), name
 
 
 def _joint(e, i, n, mo):
@@ -542,13 +545,23 @@ def width_for(B):
     return 1 if B == 1 else WIDTH
 
 
-def run(parents, geo, jet, K, wext, out):
+def rnea(parents, geo, jet, K, wext, out):
     """The recursion on ``jet`` (B, >=K+2, n) into ``out`` (B, K, n) (C-contiguous float64
     arrays; ``wext`` (K, B, n, 6) or empty): the arguments of
     :func:`hod_dynamics._kernels.rnea_jets_general` (``parents`` unused: they are in ``geo``).
     Returns False, leaving ``out`` unfinished, when the jet holds a NaN or an infinity."""
-    width = width_for(jet.shape[0])
-    return run_jets(kernel_address(K, width, wext.shape[1] > 0), geo, jet, K, width, wext, out)
+    B, rows, n = jet.shape
+    wrenches = wext.shape[1] > 0
+    if n != int(geo[0]) or rows < K + 2 or out.shape != (B, K, n) or (
+            wrenches and wext.shape != (K, B, n, 6)):
+        raise ValueError("generated kernel: arrays of the wrong shape")
+    if B == 0:
+        return True
+    width = width_for(B)
+    flat = jet.reshape(-1)
+    return run(kernel_address(K, width, wrenches), geo, flat, flat, flat, wext.reshape(-1),
+               out.reshape(-1), geo, geo, geo, geo, B, rows, wext.shape[1], 0,
+               work_size(n, K, width, wrenches)) == DONE
 
 
 @register_jitable
@@ -560,34 +573,11 @@ def work_size(n, K, width, wrenches):
     return per * width
 
 
-@_njit
-def run_jets(address, geo, jet, K, width, wext, out):
-    """The "jet" kernel at ``address`` (K coefficients, ``width`` lanes, wrenches when ``wext``
-    (K, B, n, 6) is not empty) on jet (B, >=K+2, n) into out (B, K, n); True, or False when
-    the jet holds a NaN or an infinity. ValueError for arrays of other shapes."""
-    n = int(geo[0])
-    B = jet.shape[0]
-    wrenches = wext.shape[1] > 0
-    if (jet.shape[2] != n or jet.shape[1] < K + 2 or out.shape[0] != B or out.shape[1] != K
-            or out.shape[2] != n):
-        raise ValueError("generated kernel: arrays of the wrong shape")
-    if wrenches and (wext.shape[0] != K or wext.shape[1] != B or wext.shape[2] != n
-                     or wext.shape[3] != 6):
-        raise ValueError("generated kernel: wrench array of the wrong shape")
-    if B == 0:
-        return True
-    work = np.empty(work_size(n, K, width, wrenches))
-    return call_address(address, (geo, jet, jet, jet, B, jet.shape[1], wext, wext.shape[1], out,
-                                  work)) != 0
-
-
-# status of the one-sample callers
-DONE, NON_FINITE, MISFIT = 1, 0, -1
 
 
 @_njit
 def run_one(address, geo, jet, out):
-    """One sample: the scalar "jet" kernel at ``address`` on jet (>=K+2, n) into out (K, n)
+    """One sample: the scalar "jet" kernel at ``address`` on jet (K+2, n) into out (K, n)
     (K = out.shape[0]). Returns DONE, NON_FINITE (a NaN or an infinity in the jet) or MISFIT
     (arrays of other shapes; nothing computed)."""
     n = int(geo[0])
@@ -595,21 +585,34 @@ def run_one(address, geo, jet, out):
     if jet.shape[1] != n or jet.shape[0] != K + 2 or out.shape[1] != n:
         return MISFIT
     work = np.empty(work_size(n, K, 1, False))
-    return call_address(address, (geo, jet, jet, jet, 1, jet.shape[0], out, 0, out, work))
+    return call_address(address, (geo, jet, jet, jet, out, out, out, out, out, out, 1, K + 2, 0, 0,
+                                  work))
 
 
 @_njit
-def run_state(address, geo, q, qd, qdd, width, out):
-    """The "state" or "gravity" kernel at ``address`` on q, qd, qdd (..., n) of one shape (the
-    gravity kernel reads q only) into out (..., n). Returns DONE, NON_FINITE or MISFIT."""
+def run_state(address, geo, q, qd, qdd, out):
+    """One sample: the scalar "state" or "gravity" kernel at ``address`` on q, qd, qdd (n,)
+    (the gravity kernel reads q only) into out (n,). Returns DONE, NON_FINITE or MISFIT."""
     n = int(geo[0])
-    if q.shape != out.shape or qd.shape != q.shape or qdd.shape != q.shape or q.shape[-1] != n:
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or out.shape[0] != n:
         return MISFIT
-    B = q.size // n if n else 0
+    work = np.empty(work_size(n, 1, 1, False))
+    return call_address(address, (geo, q, qd, qdd, out, out, out, out, out, out, 1, 3, 0, 0, work))
+
+
+def state(geo, q, qd, qdd, out, gravity):
+    """The "state" (or, with ``gravity``, "gravity") kernel on q, qd, qdd (B, n) C-contiguous
+    into out (B, n); DONE or NON_FINITE. For the batch paths (threads share large batches)."""
+    B, n = q.shape
+    if qd.shape != q.shape or qdd.shape != q.shape or out.shape != q.shape or n != int(geo[0]):
+        raise ValueError("generated kernel: arrays of the wrong shape")
     if B == 0:
         return DONE
-    work = np.empty(work_size(n, 1, width, False))
-    return call_address(address, (geo, q, qd, qdd, B, 3, out, 0, out, work))
+    width = width_for(B)
+    flat = [a.reshape(-1) for a in (q, qd, qdd, out)]
+    # slots: geo, x0, x1, x2, wext (unused), out
+    return run(kernel_address(1, width, False, "gravity" if gravity else "state"), geo, *flat[:3],
+               flat[3], flat[3], geo, geo, geo, geo, B, 3, 0, 0, work_size(n, 1, width, False))
 
 
 _FIRST = threading.Lock()
@@ -628,8 +631,7 @@ def prepare_one_sample():
             return
         geo, one, two = np.zeros(1), np.zeros(1), np.zeros((1, 1))
         run_one(0, geo, two, two)  # MISFIT: n = 0 columns expected, nothing called
-        run_state(0, geo, one, one, one, 1, one)
-        run_state(0, geo, two, two, two, 1, two)
+        run_state(0, geo, one, one, one, one)
         for dispatcher in (run_one, run_state):
             dispatcher.disable_compile()
         _prepared.append(True)

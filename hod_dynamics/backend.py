@@ -85,11 +85,11 @@ def compile_notice(which="rnea"):
 
 @lru_cache(maxsize=1)
 def partials_kernels():
-    """The compiled partial-derivative kernels (:mod:`hod_dynamics._partials_kernels`); only
-    call it when :func:`resolve_backend` chose numba."""
-    from . import _partials_kernels
+    """The world-frame kernels: mass matrix, forward dynamics, first- and second-order partials
+    (:mod:`hod_dynamics._partials_ir`); only call it when :func:`resolve_backend` chose numba."""
+    from . import _partials_ir
 
-    return _partials_kernels
+    return _partials_ir
 
 
 @lru_cache(maxsize=1)

@@ -23,7 +23,8 @@ import weakref
 
 import numpy as np
 
-from .backend import MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks, resolve_backend
+from .backend import (MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks,
+                      partials_kernels, resolve_backend)
 from .errors import InputError
 from .model import RobotModel, per_model
 from .recursive import rnea_jets, wrench_block, wrench_terms
@@ -121,7 +122,7 @@ def one_state(model, q, qd, qdd, backend):
         return None
     out = np.empty(plan.n)
     try:  # numba's dispatch tests the array types (it compiles no other variant)
-        status = _ir.run_state(address, plan.geo, q, qd, qdd, 1, out)
+        status = _ir.run_state(address, plan.geo, q, qd, qdd, out)
     except TypeError:
         return None
     if status == _ir.DONE:
@@ -136,6 +137,70 @@ def _address(plan, mode):
     address = _ir.kernel_address(1, 1, False, mode)
     setattr(plan, mode, address)
     return address
+
+
+# -- the world-frame kernels (mass matrix, forward dynamics, partials) -------------------------------
+class _WorldPlan:
+    """A fixed-base model packed for the world-frame kernels (:mod:`hod_dynamics._partials_ir`)
+    and, per kernel, its one-sample caller and address (filled on first use)."""
+
+    __slots__ = ("floats", "ints", "n", "callers")
+
+    def __init__(self, floats, ints, n):
+        self.floats, self.ints, self.n, self.callers = floats, ints, n, {}
+
+
+_WORLD = {}  # id(model) -> _WorldPlan, or False; dropped with the model (see _plan)
+
+
+def world_plan(model):
+    """The :class:`_WorldPlan` of ``model``, False for what the world-frame kernels do not
+    take here (not a model, a floating base) or when numba is missing."""
+    plan = _WORLD.get(id(model))
+    if plan is not None:
+        return plan
+    if type(model) is not RobotModel or model.floating or kernels() is None:
+        return False
+    floats, ints = partials_kernels().model_arrays(model)
+    plan = _WorldPlan(floats, ints, model.n_dof)
+    _WORLD[id(model)] = plan
+    weakref.finalize(model, _WORLD.pop, id(model), None)
+    return plan
+
+
+# the one-sample callers of the world-frame kernels and the shape of their result (n joints)
+_ONE_SAMPLE = {"crba": ("run_mass", lambda n: (n, n)),
+               "forward_dynamics": ("run_forward", lambda n: (n,)),
+               "first_partials": ("run_first", lambda n: (3, n, n))}
+_MISFIT = 2  # _partials_ir.MISFIT: arrays of other shapes (the general path names the fault)
+
+
+def one_world(model, which, inputs, backend=None):
+    """``(status, out)`` of the world-frame kernel ``which`` ("crba", "forward_dynamics",
+    "first_partials") on one sample: ``inputs`` the caller's arrays (n,) as they are, ``out``
+    a new array; None when the call takes the general path (the numpy backend, a floating
+    model, arrays the kernel does not take as they are). ``status`` DONE, NON_FINITE or
+    SINGULAR: the caller raises the error."""
+    if type(inputs[0]) is not np.ndarray or resolve_backend(backend) != "numba":
+        return None
+    plan = _WORLD.get(id(model))
+    if plan is None:
+        plan = world_plan(model)
+    if not plan:
+        return None
+    entry = plan.callers.get(which)
+    if entry is None:
+        k = partials_kernels()
+        name, shape = _ONE_SAMPLE[which]
+        caller = getattr(k, name)
+        k.prepare(caller)
+        entry = plan.callers[which] = (caller, k.kernel_address(which), shape(plan.n))
+    out = np.empty(entry[2])
+    try:  # numba's dispatch tests the array types (it compiles no other variant)
+        status = entry[0](entry[1], plan.floats, plan.ints, *inputs, out)
+    except TypeError:
+        return None
+    return None if status == _MISFIT else (status, out)
 
 
 def inverse_dynamics_fixed(model, q, qd, qdd, wrenches=None, backend=None):
@@ -158,12 +223,10 @@ def inverse_dynamics_fixed(model, q, qd, qdd, wrenches=None, backend=None):
     B = batch_size(batch)
     flat = [kernel_array(a.reshape(B, n)) for a in ((q, q, q) if gravity else (q, qd, qdd))]
     out = np.empty((B, n))
-    width = _ir.width_for(B)
-    address = _ir.kernel_address(1, width, False, "gravity" if gravity else "state")
 
     def chunk(a, b):
-        return _ir.run_state(address, plan.geo, flat[0][a:b], flat[1][a:b], flat[2][a:b], width,
-                             out[a:b]) == _ir.DONE
+        return _ir.state(plan.geo, flat[0][a:b], flat[1][a:b], flat[2][a:b], out[a:b],
+                         gravity) == _ir.DONE
 
     if not all(map_chunks(chunk, 0, B)):
         check_state(model, q=q, qd=qd, qdd=qdd)  # names the NaN or infinity
@@ -216,7 +279,7 @@ def _rnea_kernel(model):
 
     geometry = _rnea_ir.geometry(model)
     if geometry is not None:
-        return _rnea_ir.run, None, geometry
+        return _rnea_ir.rnea, None, geometry
     return kernels().rnea_kernel(model)
 
 

@@ -222,16 +222,20 @@ def test_nan_broadcast_into_an_empty_batch_is_refused(backend, panda):
 def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     """numba compiles one variant per argument type and a read-only array is its own type:
     read-only or broadcast inputs must not trigger a second compile (seconds, in a 1 kHz loop)."""
-    from hod_dynamics._rnea_ir import run_jets, run_one, run_state
+    from hod_dynamics._llvm import run
+    from hod_dynamics._rnea_ir import run_one, run_state
     from hod_dynamics.backend import partials_kernels
 
     jet = rng.uniform(-1, 1, (5, 7))
     hd.time_derivatives(panda, jet, 2, backend="numba")
     hd.id_second_partials(panda, *jet[:3], backend="numba")
     hd.id_partials(panda, *jet[:3], backend="numba")
-    callers = (run_jets, run_one, run_state)
-    compiled = [len(f.signatures) for f in callers + (partials_kernels().first_partials,
-                                            partials_kernels().second_partials)]
+    callers = (run, run_one, run_state)
+    k = partials_kernels()
+    callers += (k.run_mass, k.run_forward, k.run_first, k.run_second)
+    hd.mass_matrix(panda, jet[0])
+    hd.forward_dynamics(panda, *jet[:3])
+    compiled = [len(f.signatures) for f in callers]
     frozen = jet.copy()
     frozen.setflags(write=False)
     many = np.broadcast_to(jet, (4, 5, 7))  # read-only view
@@ -243,8 +247,11 @@ def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     hd.inverse_dynamics(panda, frozen[0], frozen[1], frozen[2], backend="numba")
     hd.inverse_dynamics(panda, many[0, 0], frozen[1], frozen[2], backend="numba")
     hd.gravity_torques(panda, frozen[0])
-    assert [len(f.signatures) for f in callers + (partials_kernels().first_partials,
-                                        partials_kernels().second_partials)] == compiled
+    hd.mass_matrix(panda, frozen[0])
+    hd.mass_matrix(panda, many[:, 0])
+    hd.forward_dynamics(panda, frozen[0], frozen[1], frozen[2])
+    hd.forward_dynamics(panda, many[0, 0], frozen[1], frozen[2])
+    assert [len(f.signatures) for f in callers] == compiled
 
 
 @needs_numba
