@@ -52,6 +52,7 @@ def signature(arrays, integers):
 
 _lock = threading.Lock()
 _engines = []  # execution engines holding loaded code: kept alive as long as the process
+compiled_here = []  # names of the kernels this process compiled (rather than loaded)
 
 
 @lru_cache(maxsize=1)
@@ -124,6 +125,7 @@ def _compile_locked(ir_text, name):
         builder = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(OPT_LEVEL))
         builder.getModulePassManager().run(module, builder)
         obj = machine.emit_object(module)
+        compiled_here.append(name)
         if path is not None:
             _write_atomically(path, obj)
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
