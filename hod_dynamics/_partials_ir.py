@@ -23,8 +23,8 @@ values in registers, loops run over bodies and paths; nothing is allocated. The 
 generated kernel serves every model (its arrays from :func:`model_arrays`). Compiled by LLVM
 (:mod:`hod_dynamics._llvm`) in well under a second, cached on disk.
 
-Each kernel has the common signature of :mod:`hod_dynamics._llvm`: ``i32 f(floats, ints, x0,
-x1, x2, out0, out1, out2, out3, g0s, B, base, flag, -, work)`` and returns DONE, NON_FINITE (an
+Each kernel has the common signature of :mod:`hod_dynamics._llvm`: ``i32 f(model, x0, x1, x2,
+out0, out1, out2, out3, g0s, -, B, base, flag, -, work)`` (``model``: :func:`model_arrays`) and returns DONE, NON_FINITE (an
 input holds a NaN or an infinity; nothing is written for that sample onwards) or SINGULAR
 (forward dynamics: a zero pivot).
 """
@@ -35,7 +35,7 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ._kernels import _njit
-from ._llvm import Emitter, call_address, compile_ir, is_cached, run, signature
+from ._llvm import STACK_WORK, Emitter, call_address, compile_ir, is_cached, run, signature
 from .model import per_model
 
 # status codes (MISFIT: the one-sample callers met arrays of other shapes, nothing computed)
@@ -44,9 +44,12 @@ _PREPARE = threading.Lock()  # see prepare
 _prepared = set()
 
 # per-body quantities of the state in the work array: (name, doubles); bodies 0..n-1 and a
-# virtual base body n (identity pose, zero twist, base acceleration: the parent of the roots)
+# virtual base body n (identity pose, zero twist, base acceleration: the parent of the roots).
+# Inertias (and their composites, sums of inertias in one frame) in the compact form
+# (J00, J01, J02, J11, J12, J22, h0, h1, h2, m) of [[J, h~], [-h~, m 1]]: the sums and loads
+# move 10 numbers, not 36, and the expanded matrix holds its zeros as constants (folded).
 _STATE = (("RT", 9), ("pT", 3), ("S", 6), ("V", 6), ("Sd", 6), ("A", 6), ("alpha", 6),
-          ("hc", 6), ("F", 6), ("Ic", 36), ("Bc", 36))
+          ("hc", 6), ("F", 6), ("Ic", 10), ("Bc", 36))
 _PER_BODY = sum(size for _, size in _STATE)
 # after the state: x, y, w, P, Q (n, 6) of the first-order assembly; M (n, n) and the pivots
 # of forward dynamics
@@ -59,8 +62,8 @@ def work_size(n):
 
 
 # -- the model arrays ---------------------------------------------------------------------------------
-# floats: screws (n, 6), references (n, 4, 4), inertias (n, 6, 6), g0 (6,) = (0, -g)
-# ints: n, d, r, parents (n), depth (n), paths (n, d) root first, runs (r, 3), anc (n, n)
+# one float64 array: first int64 values (their bits): n, d, r, the count of the int64 values,
+# parents (n), depth (n), paths (n, d) root first, runs (r, 3), anc (n, n)
 # (anc[i, j]: j is i or an ancestor of i), below (n, n) (below[i, j]: j is strictly below i)
 def _float_offsets(e, n):
     return {"screws": 0, "refs": e.iop("mul", n, 6), "inertias": e.iop("mul", n, 22),
@@ -74,14 +77,17 @@ class _Layout:
         self.n = n = e.iload("%ints", 0)
         self.d = e.iload("%ints", 1)
         self.r = e.iload("%ints", 2)
+        e.emit(f"%floats = getelementptr inbounds double, ptr %ints, i64 {e.iload('%ints', 3)}")
         self.f = _float_offsets(e, n)
-        self.parents = 3
-        self.depth = e.iop("add", n, 3)
-        self.paths = e.iop("add", e.iop("mul", n, 2), 3)
+        self.parents = 4
+        self.depth = e.iop("add", n, 4)
+        self.paths = e.iop("add", e.iop("mul", n, 2), 4)
         self.runs = e.iop("add", self.paths, e.iop("mul", n, self.d))
         self.anc = e.iop("add", self.runs, e.iop("mul", self.r, 3))
         self.below = e.iop("add", self.anc, e.iop("mul", n, n))
         n1 = e.iop("add", n, 1)
+        e.work(e.iop("add", e.iop("add", e.iop("mul", n1, _PER_BODY), e.iop("mul", n, 31)),
+                     e.iop("add", e.iop("mul", n, n), 8)))  # work_size(n)
         self.work = {}
         at = 0
         for name, size in _STATE:
@@ -106,6 +112,29 @@ def _put(e, L, name, l, values):
     start = e.iop("mul", l, size)
     for c, v in enumerate(values):
         e.store(v, base, e.iop("add", start, c))
+
+
+_COMPACT = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))  # the J entries kept
+
+
+def _expand(e, c):
+    """The 36 list [[J, h~], [-h~, m 1]] of the compact inertia c (zeros as constants)."""
+    I = [0.0] * 36
+    for k, (r, col) in enumerate(_COMPACT):
+        I[6 * r + col] = I[6 * col + r] = c[k]
+    h0, h1, h2, m = c[6:]
+    upper = [[0.0, e.neg(h2), h1], [h2, 0.0, e.neg(h0)], [e.neg(h1), h0, 0.0]]
+    for r in range(3):
+        I[6 * (r + 3) + r + 3] = m
+        for col in range(3):
+            I[6 * r + col + 3] = upper[r][col]
+            I[6 * (r + 3) + col] = e.neg(upper[r][col])
+    return I
+
+
+def _inertia(e, L, l):
+    """The (composite) inertia of body l as a 36 list."""
+    return _expand(e, _get(e, L, "Ic", l))
 
 
 def _add_to(e, L, name, l, values):
@@ -178,10 +207,10 @@ def _cmf(e, f):
 
 
 def _world_inertia(e, inertia, RT, p):
-    """The spatial inertia [[J, h~], [-h~, m 1]] (body frame, (angular, linear)) expressed in
-    the world frame, the body frame being at (RT, p): [[J', h'~], [-h'~, m 1]] with
-    h' = R h + m p and J' = R J R^T + m (|p|^2 1 - p p^T) + 2 (p . g) 1 - g p^T - p g^T
-    (g = R h; the parallel-axis theorem): a quarter of the work of Ad^-T M Ad^-1."""
+    """The compact form (see _STATE) of the spatial inertia [[J, h~], [-h~, m 1]] (body frame,
+    (angular, linear); ``inertia`` its 36 list) expressed in the world frame, the body frame
+    being at (RT, p): h' = R h + m p and J' = R J R^T + m (|p|^2 1 - p p^T) + 2 (p . g) 1 -
+    g p^T - p g^T (g = R h; the parallel-axis theorem): a quarter of the work of Ad^-T M Ad^-1."""
     m = inertia[21]
     h = [inertia[2 * 6 + 4], inertia[0 * 6 + 5], inertia[1 * 6 + 3]]
     RJ = [[e.dot((RT[3 * r + k], inertia[6 * k + c]) for k in range(3)) for c in range(3)]
@@ -189,31 +218,20 @@ def _world_inertia(e, inertia, RT, p):
     g = [e.dot((RT[3 * r + k], h[k]) for k in range(3)) for r in range(3)]
     pp, pg = e.dot(zip(p, p)), e.dot(zip(p, g))
     diag = e.add(e.mul(m, pp), e.mul(pg, 2.0))
-    I = [0.0] * 36
-    for r in range(3):
-        for c in range(r, 3):
-            t = e.dot([(RJ[r][k], RT[3 * c + k]) for k in range(3)])
-            t = e.sub(t, e.add(e.mul(e.mul(m, p[r]), p[c]), e.add(e.mul(g[r], p[c]), e.mul(p[r], g[c]))))
-            if r == c:
-                t = e.add(t, diag)
-            I[6 * r + c] = I[6 * c + r] = t
-    ep = [e.add(g[r], e.mul(m, p[r])) for r in range(3)]
-    for r in range(3):
-        I[6 * (r + 3) + r + 3] = m
-    upper = [[0.0, e.neg(ep[2]), ep[1]], [ep[2], 0.0, e.neg(ep[0])], [e.neg(ep[1]), ep[0], 0.0]]
-    for r in range(3):
-        for c in range(3):
-            I[6 * r + c + 3] = upper[r][c]
-            I[6 * (r + 3) + c] = e.neg(upper[r][c])
-    return I
+    J = []
+    for r, c in _COMPACT:
+        t = e.dot([(RJ[r][k], RT[3 * c + k]) for k in range(3)])
+        t = e.sub(t, e.add(e.mul(e.mul(m, p[r]), p[c]), e.add(e.mul(g[r], p[c]), e.mul(p[r], g[c]))))
+        J.append(e.add(t, diag) if r == c else t)
+    return J + [e.add(g[r], e.mul(m, p[r])) for r in range(3)] + [m]
 
 
 def _screw_exp(e, X, theta):
     """(E (3x3 list), p): exp of the unit screw X = (w, v) by theta (see
-    :func:`hod_dynamics._kernels.screw_exp`), with libm's sin and cos."""
+    :func:`hod_dynamics._kernels.screw_exp`)."""
     w, v = X[:3], X[3:]
     ww, wv = e.dot(zip(w, w)), e.dot(zip(w, v))
-    sn, cs = e.call("sin", theta), e.call("cos", theta)
+    sn, cs = e.sincos(theta)
     a, d = e.sub(1.0, cs), e.sub(theta, sn)
     E = [[None] * 3 for _ in range(3)]
     for r in range(3):
@@ -263,10 +281,12 @@ def _state(e, L, q, qd, qdd, g0, base, what):
         _put(e, L, "pT", l, p)
         _put(e, L, "S", l, S)
         ino = e.iop("add", L.f["inertias"], e.iop("mul", l, 36))
-        I = _world_inertia(e, [e.load("%floats", e.iop("add", ino, c)) for c in range(36)], RT, p)
-        _put(e, L, "Ic", l, I)
+        compact = _world_inertia(e, [e.load("%floats", e.iop("add", ino, c)) for c in range(36)],
+                                 RT, p)
+        _put(e, L, "Ic", l, compact)
         if what == "mass":
             return
+        I = _expand(e, compact)
         # the free joint's columns all move the base body: their "parent" is the world
         motion_parent = e.select(e.boolean("or", root, e.icmp("slt", l, base)), n, par)
         Vp, Ap = _get(e, L, "V", motion_parent), _get(e, L, "A", motion_parent)
@@ -335,8 +355,8 @@ def _sample(e, pointer, b, n):
 
 
 def _params():
-    return signature(["%floats", "%ints", "%x0", "%x1", "%x2", "%out0", "%out1", "%out2", "%out3",
-                      "%g0s"], ["%B", "%base", "%flag"])
+    return signature(["%ints", "%x0", "%x1", "%x2", "%out0", "%out1", "%out2", "%out3", "%g0s"],
+                     ["%B", "%base", "%flag"])
 
 
 def _samples(e, body, inputs):
@@ -391,7 +411,7 @@ def _mass_matrix(e, L, M):
     e.zero(M, 0, e.iop("mul", n, n))
 
     def row(i):
-        P = _mv(e, _get(e, L, "Ic", i), _get(e, L, "S", i))
+        P = _mv(e, _inertia(e, L, i), _get(e, L, "S", i))
         depth = e.iload("%ints", e.iop("add", L.depth, i))
         start = e.iop("add", L.paths, e.iop("mul", i, L.d))
 
@@ -511,7 +531,8 @@ def first_ir():
         _state(e, L, q, qd, qdd, _g0(e, L, b), "%base", "partials")
 
         def pq(i):
-            S, Ic, Bc, hc = (_get(e, L, name, i) for name in ("S", "Ic", "Bc", "hc"))
+            S, Bc, hc = (_get(e, L, name, i) for name in ("S", "Bc", "hc"))
+            Ic = _inertia(e, L, i)
             _put(e, L, "P", i, _mv(e, Ic, S))
             _put(e, L, "Q", i, [e.sub(a, c) for a, c in zip(_mv(e, Bc, S), _adstar(e, S, hc))])
 
@@ -541,7 +562,7 @@ def _assemble(e, L, wrt, out):
         return [e.load(base, e.iop("add", e.iop("mul", n, c), j)) for c in range(6)]
 
     def inputs(j):
-        S, Ic = _get(e, L, "S", j), _get(e, L, "Ic", j)
+        S, Ic = _get(e, L, "S", j), _inertia(e, L, j)
         if wrt == 0:
             x, y = _get(e, L, "alpha", j), _get(e, L, "Sd", j)
         elif wrt == 1:
@@ -623,8 +644,8 @@ def _body_terms(e, L, i):
     subtree): R0 = ad*(S) Ic - Ic ad(S); R1 = ad*(Sd) Ic - Ic ad(Sd) + cmf(Ic Sd) + ad*(S) BC
     - BC ad(S); R2 = BC = Bc + cmf(hc); rows of w: Ic S, BC^T S, BC Sd + ad*(S) F + Ic alpha,
     BC S + 2 Ic Sd, 2 ad*(S) Ic S (as in hod_dynamics._partials_kernels._body_terms)."""
-    S, Sd, alpha, Ic, Bc, hc, F = (_get(e, L, name, i) for name in
-                                   ("S", "Sd", "alpha", "Ic", "Bc", "hc", "F"))
+    S, Sd, alpha, Bc, hc, F = (_get(e, L, name, i) for name in ("S", "Sd", "alpha", "Bc", "hc", "F"))
+    Ic = _inertia(e, L, i)
     R2 = [e.add(a, b) for a, b in zip(Bc, _cmf(e, hc))]
     R0 = _sym_adstar(e, S, Ic)
     w5 = _mv(e, Ic, Sd)
@@ -761,7 +782,7 @@ def kernel_cached(which):
 
 
 def model_arrays(model, free_joint=False):
-    """``(floats, ints)``: the model for the kernels (see the layout above); the runs of
+    """The model for the kernels, one float64 array (see the layout above); the runs of
     structurally zero entries of the second-order tensors are added by :func:`second_model`.
     With ``free_joint`` the first six columns are one joint (a floating model's tree with its
     free joint, hod_dynamics.partials._with_free_joint): ancestors of one another."""
@@ -780,16 +801,17 @@ def _pack(model, runs, free_joint):
         anc[l, list(chain)] = 1
     if free_joint:
         anc[:6, :6] = 1
+    below = anc.T * (1 - np.eye(n, dtype=np.int64))
+    if free_joint:
+        below[:6, :6] = 0
     gravity = np.concatenate([np.zeros(3), -model.gravity])
     floats = np.concatenate([a.ravel() for a in (model.screws, model.references, model.inertias,
                                                  gravity)]).astype(float)
     runs = np.asarray(runs, dtype=np.int64).reshape(-1, 3)
-    below = anc.T * (1 - np.eye(n, dtype=np.int64))
-    if free_joint:
-        below[:6, :6] = 0
-    ints = np.concatenate([[n, paths.shape[1], len(runs)], model.parents, depth, paths.ravel(),
-                           runs.ravel(), anc.ravel(), below.ravel()]).astype(np.int64)
-    return floats, ints
+    body = [model.parents, depth, paths.ravel(), runs.ravel(), anc.ravel(), below.ravel()]
+    count = 4 + sum(a.size for a in body)
+    ints = np.concatenate([[n, paths.shape[1], len(runs), count]] + body).astype(np.int64)
+    return np.concatenate([ints.view(np.float64), floats])
 
 
 @per_model
@@ -804,10 +826,10 @@ def _free_arrays(tree):
 
 @per_model
 def second_model(model):
-    """``(floats, ints)`` of a fixed-base model for the second-order kernel, with the runs of
-    its structurally zero entries: found by running the kernel on tensors filled with NaN
-    (for finite inputs every entry it writes is finite)."""
-    floats, ints = _fixed_arrays(model)
+    """The model array of a fixed-base model for the second-order kernel, with the runs of its
+    structurally zero entries: found by running the kernel on tensors filled with NaN (for
+    finite inputs every entry it writes is finite)."""
+    packed = _fixed_arrays(model)
     n = model.n_dof
     tensors = np.full((4, n, n, n), np.nan)
     state = np.random.default_rng(0).uniform(-1.0, 1.0, (3, n))
@@ -815,7 +837,7 @@ def second_model(model):
     # and its dispatcher then compiles no other variant: any other argument type raises
     # TypeError in the dispatch (under a lock: see prepare)
     with _PREPARE:
-        run_second(kernel_address("second_partials"), floats, ints, *state, *tensors,
+        run_second(kernel_address("second_partials"), packed, *state, *tensors,
                    np.empty(work_size(n)), False)
         run_second.disable_compile()
     zeros = np.isnan(tensors)
@@ -832,90 +854,101 @@ def second_model(model):
 _NO_G0 = np.zeros(6)  # a placeholder for g0s when the model's base acceleration serves
 
 
-def _call(which, floats, ints, x, outs, B, base=0, g0s=None, flag=0):
-    """The kernel ``which`` on B samples: x three flat inputs, outs up to four flat outputs
-    (C-contiguous float64 arrays; the sizes are the caller's to get right)."""
+def _call(which, model, x, outs, B, base=0, g0s=None, flag=0):
+    """The kernel ``which`` on B samples of the model array ``model``: x three flat inputs,
+    outs up to four flat outputs (C-contiguous float64 arrays; the sizes are the caller's to
+    get right)."""
     outs = list(outs) + [outs[0]] * (4 - len(outs))
     if g0s is not None:
         flag |= 2
-    return run(kernel_address(which), floats, ints.view(np.float64), *x, *outs,
-               _NO_G0 if g0s is None else g0s.reshape(-1), B, base, flag, 0,
-               work_size(int(ints[0])))
+    return run(kernel_address(which), model, *x, *outs, _NO_G0 if g0s is None else g0s.reshape(-1),
+               model, B, base, flag, 0, work_size(int(model[:1].view(np.int64)[0])))
 
 
-def mass(floats, ints, q, out):
+def mass(model, q, out):
     """M (B, n, n) of q (B, n) into out; DONE or NON_FINITE."""
     flat = q.reshape(-1)
-    return _call("crba", floats, ints, (flat, flat, flat), (out.reshape(-1),), q.shape[0])
+    return _call("crba", model, (flat, flat, flat), (out.reshape(-1),), q.shape[0])
 
 
-def forward(floats, ints, q, qd, tau, out, base=0, g0s=None):
+def forward(model, q, qd, tau, out, base=0, g0s=None):
     """qdd (B, n) into out; DONE, NON_FINITE or SINGULAR. ``base`` free-joint columns and
     ``g0s`` (B, 6) the base acceleration of every sample (a floating base in its own frame)."""
-    return _call("forward_dynamics", floats, ints, [a.reshape(-1) for a in (q, qd, tau)],
+    return _call("forward_dynamics", model, [a.reshape(-1) for a in (q, qd, tau)],
                  (out.reshape(-1),), q.shape[0], base, g0s)
 
 
-def first(floats, ints, q, qd, qdd, out, base=0, g0s=None):
+def first(model, q, qd, qdd, out, base=0, g0s=None):
     """(d tau/dq, d tau/dqd, M) of q, qd, qdd (B, n) into out (3, B, n, n); DONE or
     NON_FINITE. ``base``, ``g0s`` as for :func:`forward`."""
-    return _call("first_partials", floats, ints, [a.reshape(-1) for a in (q, qd, qdd)],
+    return _call("first_partials", model, [a.reshape(-1) for a in (q, qd, qdd)],
                  [o.reshape(-1) for o in out], q.shape[0], base, g0s)
 
 
-def seconds(floats, ints, q, qd, qdd, tensors, zero):
+def seconds(model, q, qd, qdd, tensors, zero):
     """The four tensors (B, n, n, n) of q, qd, qdd (B, n) into ``tensors``; with ``zero`` the
     structurally zero entries too. DONE, or NON_FINITE at the first sample holding a NaN or
     an infinity (the samples before it are written)."""
-    return _call("second_partials", floats, ints, [a.reshape(-1) for a in (q, qd, qdd)],
+    return _call("second_partials", model, [a.reshape(-1) for a in (q, qd, qdd)],
                  [t.reshape(-1) for t in tensors], q.shape[0], flag=1 if zero else 0)
 
 
 @_njit
-def run_mass(address, floats, ints, q, out):
+def _joints(model):
+    """n, the first int64 value of a model array."""
+    return model[:1].view(np.int64)[0]
+
+
+@_njit
+def run_mass(address, model, q, out):
     """One sample: M (n, n) of q (n,) into out. DONE, NON_FINITE or MISFIT (shapes)."""
-    n = ints[0]
+    n = _joints(model)
     if q.shape[0] != n or out.shape[0] != n or out.shape[1] != n:
         return MISFIT
-    work = np.empty(work_size(n))
-    return call_address(address, (floats, ints, q, q, q, out, out, out, out, q, 1, 0, 0, 0, work))
+    if work_size(n) <= STACK_WORK:  # the kernel's stack
+        return call_address(address, (model, q, q, q, out, out, out, out, q, q, 1, 0, 0, 0, None))
+    return call_address(address, (model, q, q, q, out, out, out, out, q, q, 1, 0, 0, 0,
+                                  np.empty(work_size(n))))
 
 
 @_njit
-def run_forward(address, floats, ints, q, qd, tau, out):
+def run_forward(address, model, q, qd, tau, out):
     """One sample of a fixed base: qdd (n,) into out. DONE, NON_FINITE, MISFIT or SINGULAR."""
-    n = ints[0]
+    n = _joints(model)
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or out.shape[0] != n:
         return MISFIT
-    work = np.empty(work_size(n))
-    return call_address(address, (floats, ints, q, qd, tau, out, out, out, out, q, 1, 0, 0, 0,
-                                  work))
+    if work_size(n) <= STACK_WORK:  # the kernel's stack
+        return call_address(address, (model, q, qd, tau, out, out, out, out, q, q, 1, 0, 0, 0, None))
+    return call_address(address, (model, q, qd, tau, out, out, out, out, q, q, 1, 0, 0, 0,
+                                  np.empty(work_size(n))))
 
 
 @_njit
-def run_first(address, floats, ints, q, qd, qdd, out):
+def run_first(address, model, q, qd, qdd, out):
     """One sample of a fixed base: (d tau/dq, d tau/dqd, M) of q, qd, qdd (n,) into out
     (3, n, n). DONE, NON_FINITE or MISFIT."""
-    n = ints[0]
+    n = _joints(model)
     if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or out.shape[0] != 3
             or out.shape[1] != n or out.shape[2] != n):
         return MISFIT
-    work = np.empty(work_size(n))
-    return call_address(address, (floats, ints, q, qd, qdd, out[0], out[1], out[2], out[0], q, 1,
-                                  0, 0, 0, work))
+    if work_size(n) <= STACK_WORK:  # the kernel's stack
+        return call_address(address, (model, q, qd, qdd, out[0], out[1], out[2], out[0], q, q, 1,
+                                      0, 0, 0, None))
+    return call_address(address, (model, q, qd, qdd, out[0], out[1], out[2], out[0], q, q, 1, 0,
+                                  0, 0, np.empty(work_size(n))))
 
 
 @_njit
-def run_second(address, floats, ints, q, qd, qdd, qq, vv, qv, dM, work, zero):
+def run_second(address, model, q, qd, qdd, qq, vv, qv, dM, work, zero):
     """One sample: the four tensors (n, n, n) of q, qd, qdd (n,) into qq, vv, qv, dM; with
     ``zero`` the structurally zero entries too. DONE, NON_FINITE or MISFIT."""
-    n = ints[0]
+    n = _joints(model)
     if (q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or work.shape[0] < work_size(n)):
         return MISFIT
     for T in (qq, vv, qv, dM):
         if T.shape[0] != n or T.shape[1] != n or T.shape[2] != n:
             return MISFIT
-    return call_address(address, (floats, ints, q, qd, qdd, qq, vv, qv, dM, q, 1, 0,
+    return call_address(address, (model, q, qd, qdd, qq, vv, qv, dM, q, q, 1, 0,
                                   1 if zero else 0, 0, work))
 
 
@@ -928,9 +961,9 @@ def prepare(caller):
     with _PREPARE:
         if caller in _prepared:
             return
-        floats, ints, one = np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros(1)
+        model, one = np.zeros(1), np.zeros(1)
         arrays = {run_mass: (one, np.zeros((1, 1))), run_forward: (one, one, one, one),
                   run_first: (one, one, one, np.zeros((1, 1, 1)))}[caller]
-        caller(0, floats, ints, *arrays)  # MISFIT: n = 0 expected, nothing called
+        caller(0, model, *arrays)  # MISFIT: n = 0 expected, nothing called
         caller.disable_compile()
         _prepared.add(caller)

@@ -36,92 +36,11 @@ import numpy as np
 from numba.extending import register_jitable
 
 from ._kernels import _njit
-from ._llvm import Emitter, call_address, compile_ir, is_cached, run, signature
+from ._llvm import STACK_WORK, Emitter, call_address, compile_ir, is_cached, run, signature
 from .model import per_model
 from .spatial import Ad, inverse
 
 WIDTH = 8  # samples per vector: one AVX-512 register of doubles (LLVM splits it on narrower CPUs)
-
-
-# sin and cos that vectorise over the lanes (libm's are calls, one sample at a time): Cody-Waite reduction by pi/2 in three parts (the first two of
-# 33 bits, so k * part is exact for |k| < 2**20) and the minimax polynomials of fdlibm's
-# __kernel_sin and __kernel_cos on [-pi/4, pi/4]. Within 2 ulp of libm (1.1e-16 absolute,
-# measured on 10 million angles up to 1e5 rad); beyond SINCOS_LIMIT rad the kernels use libm.
-_PIO2_1, _PIO2_2, _PIO2_3 = 1.5707963267341256, 6.077100506303966e-11, 2.0222662487959506e-21
-_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
-_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
-_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
-_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
-_TWO_OVER_PI = 0.6366197723675814
-SINCOS_LIMIT = 1e5
-
-
-
-def _sincos(e, x):
-    """(sin x, cos x) of a vector of angles (see the constants above). The quadrant picks the
-    signs and the swap by arithmetic on exact small floats, not by branches or integers, so
-    every lane runs the same instructions (floor is one instruction); libm for the lanes beyond
-    ``SINCOS_LIMIT`` (a branch taken only when some lane is that far out)."""
-    k = e.call("floor", e.add(e.mul(x, _TWO_OVER_PI), 0.5))
-    r = e.sub(e.sub(e.sub(x, e.mul(k, _PIO2_1)), e.mul(k, _PIO2_2)), e.mul(k, _PIO2_3))
-    z = e.mul(r, r)
-
-    def horner(coefficients):
-        acc = coefficients[-1]
-        for c in reversed(coefficients[:-1]):
-            acc = e.add(c, e.mul(z, acc))
-        return acc
-
-    s = e.add(r, e.mul(e.mul(r, z), horner([_S1, _S2, _S3, _S4, _S5, _S6])))
-    hz = e.mul(z, 0.5)
-    w = e.sub(1.0, hz)
-    c = e.add(w, e.add(e.sub(e.sub(1.0, w), hz), e.mul(e.mul(z, z), horner([_C1, _C2, _C3, _C4, _C5, _C6]))))
-    q = e.sub(k, e.mul(e.call("floor", e.mul(k, 0.25)), 4.0))  # quadrant 0..3
-    half = e.call("floor", e.mul(q, 0.5))
-    odd = e.sub(q, e.mul(half, 2.0))  # 1 in quadrants 1 and 3: sin and cos swap
-    ev = e.call("floor", e.mul(e.add(q, 1.0), 0.5))
-    sign_c = e.sub(1.0, e.mul(e.sub(ev, e.mul(e.call("floor", e.mul(ev, 0.5)), 2.0)), 2.0))
-    sign_s = e.sub(1.0, e.mul(half, 2.0))
-    even = e.sub(1.0, odd)
-    sn = e.mul(sign_s, e.add(e.mul(odd, c), e.mul(even, s)))
-    cs = e.mul(sign_c, e.add(e.mul(odd, s), e.mul(even, c)))
-    # lanes beyond the range of the reduction: libm, one lane at a time (rare)
-    far = e.fresh("c")
-    mask = e.fresh("c")
-    e.emit(f"{mask} = fcmp ogt {e.T} {e.call('fabs', x)}, {e.operand(SINCOS_LIMIT)}")
-    if e.width == 1:
-        e.emit(f"{far} = or i1 {mask}, false")
-    else:
-        reduce = f"@llvm.vector.reduce.or.v{e.width}i1"
-        e.declare(reduce, f"declare i1 {reduce}(<{e.width} x i1>)")
-        e.emit(f"{far} = call i1 {reduce}(<{e.width} x i1> {mask})")
-    slow, done = e.new_label("libm"), e.new_label("sincos")
-    before = e.block
-    e.emit(f"br i1 {far}, label %{slow}, label %{done}")
-    e.label(slow)
-    if e.width == 1:
-        sn2, cs2 = e.call("sin", x, scalar=True), e.call("cos", x, scalar=True)
-    else:
-        sn2, cs2 = sn, cs
-        for lane in range(e.width):
-            xl = e.fresh()
-            e.emit(f"{xl} = extractelement {e.T} {x}, i64 {lane}")
-            a, b = e.call("sin", xl, scalar=True), e.call("cos", xl, scalar=True)
-            s2, c2 = e.fresh(), e.fresh()
-            e.emit(f"{s2} = insertelement {e.T} {sn2}, double {a}, i64 {lane}")
-            e.emit(f"{c2} = insertelement {e.T} {cs2}, double {b}, i64 {lane}")
-            sn2, cs2 = s2, c2
-        s3, c3 = e.fresh(), e.fresh()
-        e.emit(f"{s3} = select <{e.width} x i1> {mask}, {e.T} {sn2}, {e.T} {sn}")
-        e.emit(f"{c3} = select <{e.width} x i1> {mask}, {e.T} {cs2}, {e.T} {cs}")
-        sn2, cs2 = s3, c3
-    slow_end = e.block
-    e.emit(f"br label %{done}")
-    e.label(done)
-    s_out, c_out = e.fresh(), e.fresh()
-    e.emit(f"{s_out} = phi {e.T} [{e.operand(sn)}, %{before}], [{sn2}, %{slow_end}]")
-    e.emit(f"{c_out} = phi {e.T} [{e.operand(cs)}, %{before}], [{cs2}, %{slow_end}]")
-    return s_out, c_out
 
 
 # -- the model array (doubles) ----------------------------------------------------------------------
@@ -226,6 +145,10 @@ def kernel_ir(K, width, wrenches, mode="jet"):
              ("F", e.iop("mul", n1, K * 6 * W)), ("E", e.iop("mul", n, (K + 1) * 2 * W)),
              ("J", e.iop("mul", n, (K + 2) * W)), ("O", e.iop("mul", n, K * W)),
              ("X", e.iop("mul", n, K * 6 * W))]
+    total = 0
+    for _, size in sizes:
+        total = e.iop("add", total, size)
+    e.work(total)
     base = {}
     at = 0
     for key, size in sizes:
@@ -403,7 +326,7 @@ def _forward(e, i, K, n, mo, base, fact, wrenches, mode):
         wc = [e.mul(J(k + 1), 1.0 / fact[k]) for k in range(K + 1)]
         # E_k: coefficients of exp(-i q) (revolute), of q (prismatic, real part)
         if revolute:
-            sn, cs = _sincos(e, t)
+            sn, cs = e.sincos(t)
             E = [(cs, e.neg(sn))]
             for k in range(K):
                 a0 = e.dot((wc[j], E[k - j][0]) for j in range(k + 1))
@@ -584,9 +507,11 @@ def run_one(address, geo, jet, out):
     K = out.shape[0]
     if jet.shape[1] != n or jet.shape[0] != K + 2 or out.shape[1] != n:
         return MISFIT
-    work = np.empty(work_size(n, K, 1, False))
+    if work_size(n, K, 1, False) <= STACK_WORK:  # the kernel's stack
+        return call_address(address, (geo, jet, jet, jet, out, out, out, out, out, out, 1, K + 2,
+                                      0, 0, None))
     return call_address(address, (geo, jet, jet, jet, out, out, out, out, out, out, 1, K + 2, 0, 0,
-                                  work))
+                                  np.empty(work_size(n, K, 1, False))))
 
 
 @_njit
@@ -596,8 +521,11 @@ def run_state(address, geo, q, qd, qdd, out):
     n = int(geo[0])
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or out.shape[0] != n:
         return MISFIT
-    work = np.empty(work_size(n, 1, 1, False))
-    return call_address(address, (geo, q, qd, qdd, out, out, out, out, out, out, 1, 3, 0, 0, work))
+    if work_size(n, 1, 1, False) <= STACK_WORK:  # the kernel's stack
+        return call_address(address, (geo, q, qd, qdd, out, out, out, out, out, out, 1, 3, 0, 0,
+                                      None))
+    return call_address(address, (geo, q, qd, qdd, out, out, out, out, out, out, 1, 3, 0, 0,
+                                  np.empty(work_size(n, 1, 1, False))))
 
 
 def state(geo, q, qd, qdd, out, gravity):

@@ -21,11 +21,9 @@ def mass_matrix(model, q):
     Floating models: q (..., 7+n) -> (..., 6+n, 6+n), the base block first (rows and columns
     (omega, v) of the base body twist, base frame); it depends on the joints only.
     """
-    one = one_world(model, "crba", (q,))  # the fast path: one sample, compiled
-    if one is not None:
-        if one[0] != 0:  # NON_FINITE
-            check_state(model, q=q)  # names it
-        return one[1]
+    M = one_world(model, "crba", (q,))  # the fast path: one sample, compiled
+    if M is not None:
+        return M
     if check_model(model).floating:
         _, _, joints = split_configuration(model, q)
         return _mass_matrix(model, joints)
@@ -37,7 +35,7 @@ def mass_matrix(model, q):
     B = batch_size(batch)
     plan = world_plan(model)
     M = np.empty(batch + (n, n))
-    if partials_kernels().mass(plan.floats, plan.ints, kernel_array(q.reshape(B, n)),
+    if partials_kernels().mass(plan.model, kernel_array(q.reshape(B, n)),
                                M.reshape(B, n, n)) != 0:
         check_state(model, q=q)  # names the NaN or infinity
     return M

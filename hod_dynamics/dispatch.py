@@ -28,7 +28,7 @@ from .backend import (MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chu
 from .errors import InputError
 from .model import RobotModel, per_model
 from .recursive import rnea_jets, wrench_block, wrench_terms
-from .validation import batch_size, check_jet, check_state
+from .validation import batch_size, check_jet, check_state, name_non_finite, singular_mass_matrix
 
 # samples per block: numpy's working set is about 640 (K+1) n bytes per sample (Ad jets,
 # twists, wrenches, temporaries), numba's a few arrays per sample (block only bounds wext)
@@ -144,10 +144,10 @@ class _WorldPlan:
     """A fixed-base model packed for the world-frame kernels (:mod:`hod_dynamics._partials_ir`)
     and, per kernel, its one-sample caller and address (filled on first use)."""
 
-    __slots__ = ("floats", "ints", "n", "callers")
+    __slots__ = ("model", "n", "callers")
 
-    def __init__(self, floats, ints, n):
-        self.floats, self.ints, self.n, self.callers = floats, ints, n, {}
+    def __init__(self, model, n):
+        self.model, self.n, self.callers = model, n, {}
 
 
 _WORLD = {}  # id(model) -> _WorldPlan, or False; dropped with the model (see _plan)
@@ -161,26 +161,27 @@ def world_plan(model):
         return plan
     if type(model) is not RobotModel or model.floating or kernels() is None:
         return False
-    floats, ints = partials_kernels().model_arrays(model)
-    plan = _WorldPlan(floats, ints, model.n_dof)
+    plan = _WorldPlan(partials_kernels().model_arrays(model), model.n_dof)
     _WORLD[id(model)] = plan
     weakref.finalize(model, _WORLD.pop, id(model), None)
     return plan
 
 
-# the one-sample callers of the world-frame kernels and the shape of their result (n joints)
-_ONE_SAMPLE = {"crba": ("run_mass", lambda n: (n, n)),
-               "forward_dynamics": ("run_forward", lambda n: (n,)),
-               "first_partials": ("run_first", lambda n: (3, n, n))}
-_MISFIT = 2  # _partials_ir.MISFIT: arrays of other shapes (the general path names the fault)
+# the one-sample callers of the world-frame kernels, the shape of their result (n joints) and
+# the names of their inputs (for the error that names a NaN)
+_ONE_SAMPLE = {"crba": ("run_mass", lambda n: (n, n), ("q",)),
+               "forward_dynamics": ("run_forward", lambda n: (n,), ("q", "qd", "tau")),
+               "first_partials": ("run_first", lambda n: (3, n, n), ("q", "qd", "qdd"))}
+# the status codes of hod_dynamics._partials_ir
+_DONE, _NON_FINITE, _MISFIT, _SINGULAR = 0, 1, 2, 3
 
 
 def one_world(model, which, inputs, backend=None):
-    """``(status, out)`` of the world-frame kernel ``which`` ("crba", "forward_dynamics",
-    "first_partials") on one sample: ``inputs`` the caller's arrays (n,) as they are, ``out``
-    a new array; None when the call takes the general path (the numpy backend, a floating
-    model, arrays the kernel does not take as they are). ``status`` DONE, NON_FINITE or
-    SINGULAR: the caller raises the error."""
+    """The result of the world-frame kernel ``which`` ("crba", "forward_dynamics",
+    "first_partials") on one sample, ``inputs`` the caller's arrays (n,) as they are, in a new
+    array; None when the call takes the general path (the numpy backend, a floating model,
+    arrays the kernel does not take as they are). Raises the InputError naming a NaN or an
+    infinity, or that of a singular mass matrix."""
     if type(inputs[0]) is not np.ndarray or resolve_backend(backend) != "numba":
         return None
     plan = _WORLD.get(id(model))
@@ -191,16 +192,22 @@ def one_world(model, which, inputs, backend=None):
     entry = plan.callers.get(which)
     if entry is None:
         k = partials_kernels()
-        name, shape = _ONE_SAMPLE[which]
+        name, shape, names = _ONE_SAMPLE[which]
         caller = getattr(k, name)
         k.prepare(caller)
-        entry = plan.callers[which] = (caller, k.kernel_address(which), shape(plan.n))
+        entry = plan.callers[which] = (caller, k.kernel_address(which), shape(plan.n), names)
     out = np.empty(entry[2])
     try:  # numba's dispatch tests the array types (it compiles no other variant)
-        status = entry[0](entry[1], plan.floats, plan.ints, *inputs, out)
+        status = entry[0](entry[1], plan.model, *inputs, out)
     except TypeError:
         return None
-    return None if status == _MISFIT else (status, out)
+    if status == _DONE:
+        return out
+    if status == _NON_FINITE:
+        name_non_finite(model, **dict(zip(entry[3], inputs)))
+    if status == _SINGULAR:
+        singular_mass_matrix(model)
+    return None  # arrays of other shapes: the general path names the fault
 
 
 def inverse_dynamics_fixed(model, q, qd, qdd, wrenches=None, backend=None):

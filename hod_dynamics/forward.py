@@ -21,9 +21,9 @@ from .backend import kernel_array, partials_kernels, resolve_backend
 from .crba import mass_matrix
 from .dispatch import one_world, world_plan
 from .dynamics import inverse_dynamics
-from .errors import InputError
 from .partials import id_partials
-from .validation import batch_size, check_model, check_state, check_velocity
+from .validation import (batch_size, check_model, check_state, check_velocity, name_non_finite,
+                         singular_mass_matrix)
 
 
 def forward_dynamics(model, q, qd, tau, *, wrenches=None):
@@ -37,9 +37,9 @@ def forward_dynamics(model, q, qd, tau, *, wrenches=None):
     tau (..., 6 + n) -> a (..., 6 + n)).
     """
     if wrenches is None:
-        one = one_world(model, "forward_dynamics", (q, qd, tau))  # the fast path: one sample
-        if one is not None:
-            return _result(model, one[0], one[1], q, qd, tau)
+        qdd = one_world(model, "forward_dynamics", (q, qd, tau))  # the fast path: one sample
+        if qdd is not None:
+            return qdd
     if check_model(model).floating:
         v = check_velocity(model, qd, "v")
         force = check_velocity(model, tau, "tau")
@@ -52,24 +52,18 @@ def forward_dynamics(model, q, qd, tau, *, wrenches=None):
         B = batch_size(batch)
         plan = world_plan(model)
         qdd = np.empty(batch + (n,))
-        status = partials_kernels().forward(plan.floats, plan.ints,
+        status = partials_kernels().forward(plan.model,
                                             *(kernel_array(a.reshape(B, n)) for a in (q, qd, tau)),
                                             qdd.reshape(B, n))
-        return _result(model, status, qdd, q, qd, tau)
+        if status == 1:  # NON_FINITE
+            name_non_finite(model, q=q, qd=qd, tau=tau)
+        if status == 3:  # SINGULAR
+            singular_mass_matrix(model)
+        return qdd
     zero = np.zeros_like(q)
     h = inverse_dynamics(model, q, qd, zero, wrenches=wrenches)
     M = id_partials(model, q, zero, zero)[2]
     return _solve(model, M, tau - h)
-
-
-def _result(model, status, qdd, q, qd, tau):
-    """qdd from the compiled kernel's status: DONE; NON_FINITE (an input holds a NaN or an
-    infinity: InputError naming it); SINGULAR (a zero pivot: the singular mass matrix's error)."""
-    if status == 1:
-        check_state(model, q=q, qd=qd, tau=tau)
-    if status == 3:
-        _singular(model)
-    return qdd
 
 
 def _solve(model, M, rhs):
@@ -77,9 +71,5 @@ def _solve(model, M, rhs):
     try:
         return np.linalg.solve(M, rhs[..., None])[..., 0]
     except np.linalg.LinAlgError:
-        _singular(model)
-
-
-def _singular(model):
-    raise InputError(f"model '{model.name}': the mass matrix is singular at this q (a joint that "
-                     "moves no mass); forward dynamics is undefined") from None
+        pass
+    singular_mass_matrix(model)

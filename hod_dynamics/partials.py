@@ -235,11 +235,9 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     frame, :func:`hod_dynamics.floating.integrate`): Pinocchio's convention, in our
     (angular, linear) order.
     """
-    one = one_world(model, "first_partials", (q, qd, qdd), backend)  # the fast path
-    if one is not None:
-        if one[0] != 0:  # NON_FINITE
-            name_non_finite(model, q=q, qd=qd, qdd=qdd)
-        return one[1][0], one[1][1], one[1][2]
+    out = one_world(model, "first_partials", (q, qd, qdd), backend)  # the fast path
+    if out is not None:
+        return out[0], out[1], out[2]
     if check_model(model).floating:
         return _floating_partials(model, q, qd, qdd, resolve_backend(backend) == "numba")
     compiled = resolve_backend(backend) == "numba"
@@ -248,7 +246,7 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     if compiled:
         out = np.empty((3,) + batch + (n, n))
         plan = world_plan(model)
-        if partials_kernels().first(plan.floats, plan.ints, *flat,
+        if partials_kernels().first(plan.model, *flat,
                                     out.reshape(3, batch_size(batch), n, n)) != 0:
             name_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
@@ -311,7 +309,7 @@ def _floating_partials(model, q, v, a, compiled=False):
     if compiled:
         out = np.empty((3,) + batch + (nv, nv))
         kernels = partials_kernels()
-        if kernels.first(*kernels.model_arrays(tree, free_joint=True), qa,
+        if kernels.first(kernels.model_arrays(tree, free_joint=True), qa,
                          kernel_array(flat(v, nv)), kernel_array(flat(a, nv)),
                          out.reshape(3, B, nv, nv), 6, g0) != 0:
             raise InputError("a non-finite value reached the floating partials")  # checked above

@@ -212,7 +212,7 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
     tensors = [np.asarray(t).reshape((batch_size(batch), n, n, n)) for t in out]  # views
     if compiled:
         plan = _second_plan(model)
-        if plan.kernels.seconds(plan.floats, plan.ints, *flat, tensors, zero) != 0:
+        if plan.kernels.seconds(plan.model, *flat, tensors, zero) != 0:
             name_non_finite(model, q=q, qd=qd, qdd=qdd)
         return out
     block = max(1, _SECOND_ORDER_BLOCK // max(n, 1) ** 3)
@@ -300,12 +300,12 @@ _SECOND_PARTIALS = ("d2tau_dqdq", "d2tau_dqddqd", "d2tau_dqdqd", "dM_dq")
 
 
 class _SecondPlan:
-    """What the compiled second-order kernel needs of a fixed-base model: ``floats, ints`` of
-    ``_partials_ir.second_model`` (with the runs of its structurally zero entries), ``n``,
+    """What the compiled second-order kernel needs of a fixed-base model: ``model``, the array
+    of ``_partials_ir.second_model`` (with the runs of its structurally zero entries), ``n``,
     ``work`` (the size of the work array), and :meth:`one`."""
 
-    def __init__(self, kernels, floats, ints, n, work):
-        self.kernels, self.floats, self.ints, self.n, self.work = kernels, floats, ints, n, work
+    def __init__(self, kernels, model, n, work):
+        self.kernels, self.model, self.n, self.work = kernels, model, n, work
         self._caller = kernels.run_second
         self._address = kernels.kernel_address("second_partials")
         self._local = threading.local()  # a work array per thread: the kernel runs without the GIL
@@ -322,7 +322,7 @@ class _SecondPlan:
             if work is None:
                 work = self._local.work = np.empty(self.work)
         try:
-            return self._caller(self._address, self.floats, self.ints, q, qd, qdd, T[0], T[1],
+            return self._caller(self._address, self.model, q, qd, qdd, T[0], T[1],
                                 T[2], T[3], work, zero) == 0
         except TypeError:
             return False
@@ -337,8 +337,8 @@ def _second_plan(model):
     if model.floating:
         return None
     kernels = partials_kernels()
-    floats, ints = kernels.second_model(model)
-    return _SecondPlan(kernels, floats, ints, model.n_dof, kernels.work_size(model.n_dof))
+    return _SecondPlan(kernels, kernels.second_model(model), model.n_dof,
+                       kernels.work_size(model.n_dof))
 
 
 def _second_partials(model, q, qd, qdd):

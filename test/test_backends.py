@@ -59,7 +59,8 @@ def test_numba_equals_numpy_far_along_continuous_joints_and_for_pitched_screws(r
     and cos, which hand over to libm beyond SINCOS_LIMIT rad; a screw with a pitch (which
     from_screws accepts) has no such frame and runs the general form. Both match numpy,
     in batches (lanes), a few samples and one sample."""
-    from hod_dynamics._rnea_ir import SINCOS_LIMIT, geometry
+    from hod_dynamics._llvm import SINCOS_LIMIT
+    from hod_dynamics._rnea_ir import geometry
 
     assert SINCOS_LIMIT < 2e6  # the angles below reach beyond it
     tree = hd.RobotModel.from_urdf(random_urdf(8, 4))
