@@ -24,8 +24,10 @@ its size does not grow with the model.
 Data per group of ``width`` samples (``work``, vectors of ``width`` doubles): twists V
 (n+1, K+1, 6), gravity G (n+1, K, 3) and wrenches F (n+1, K, 6) of the bodies and of a virtual
 base body n (zero twist, gravity ``(0, -g)``: every root is its child), the coefficients of
-``exp(-i q)`` E (n, K+1, 2), the group's jet J (K+2, n), its results O (K, n) and external
-wrenches X (K, n, 6).
+``exp(-i q)`` E (n, K+1, 2), the group's jet J (K+2, n), its results O (K, n), one body's
+wrench coefficients after the joint motion U (K, 4) and external wrenches X (K, n, 6). The
+parts of a body's step that differ between revolute and prismatic joints are two branches;
+what they share (the body wrench, the transform to the parent) is written once.
 """
 
 import math
@@ -144,7 +146,7 @@ def kernel_ir(K, width, wrenches, mode="jet"):
     sizes = [("V", e.iop("mul", n1, (K + 1) * 6 * W)), ("G", e.iop("mul", n1, K * 3 * W)),
              ("F", e.iop("mul", n1, K * 6 * W)), ("E", e.iop("mul", n, (K + 1) * 2 * W)),
              ("J", e.iop("mul", n, (K + 2) * W)), ("O", e.iop("mul", n, K * W)),
-             ("X", e.iop("mul", n, K * 6 * W))]
+             ("U", K * 4 * W), ("X", e.iop("mul", n, K * 6 * W))]
     total = 0
     for _, size in sizes:
         total = e.iop("add", total, size)
@@ -355,9 +357,15 @@ def _forward(e, i, K, n, mo, base, fact, wrenches, mode):
                 G.append(Z[k])
             for r in range(3):
                 e.store(G[k][r], G_i, (3 * k + r) * W)
-        _body_wrench(e, i, K, V, G, mo, base, wrenches, F_i)
 
     e.branch(rev, lambda: kind(True), lambda: kind(False))
+    # the body wrench, the same for both kinds (written once: half the code to compile)
+    if mode == "gravity":
+        V = [[0.0] * 6 for _ in range(K + 1)]
+    else:
+        V = [[e.load(V_i, (6 * k + r) * W) for r in range(6)] for k in range(K + 1)]
+    G = [[e.load(G_i, (3 * k + r) * W) for r in range(3)] for k in range(K)]
+    _body_wrench(e, i, K, V, G, mo, base, wrenches, F_i)
 
 
 def _body_wrench(e, i, K, V, G, mo, base, wrenches, F_i):
@@ -399,6 +407,8 @@ def _backward(e, i, K, n, mo, base, fact):
     F_p = e.address(base["F"], e.iop("mul", parent, K * 6 * W))
     R, q = _transform(e, i, mo)
 
+    U = base["U"]  # (t0, t1, f0, f1) of each coefficient after the joint motion
+
     def kind(revolute):
         F = [[e.load(F_i, (6 * k + r) * W) for r in range(6)] for k in range(K)]
         z = 2 if revolute else 5
@@ -425,19 +435,23 @@ def _backward(e, i, K, n, mo, base, fact):
                 t0 = e.sub(F[k][0], e.dot((E[j][0], F[k - j][4]) for j in range(k + 1)))
                 t1 = e.add(F[k][1], e.dot((E[j][0], F[k - j][3]) for j in range(k + 1)))
                 f0, f1 = F[k][3], F[k][4]
-            t2, f2 = F[k][2], F[k][5]
-            # Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)
-            u = [e.add(t0, e.sub(e.mul(f1, q[2]), e.mul(f2, q[1]))),
-                 e.add(t1, e.sub(e.mul(f2, q[0]), e.mul(f0, q[2]))),
-                 e.add(t2, e.sub(e.mul(f0, q[1]), e.mul(f1, q[0])))]
-            f = [f0, f1, f2]
-            for c in range(3):
-                for part, vec in ((0, u), (3, f)):
-                    at = (6 * k + part + c) * W
-                    old = e.load(F_p, at)
-                    e.store(e.add(old, e.dot((R[r][c], vec[r]) for r in range(3))), F_p, at)
+            for c, v in enumerate((t0, t1, f0, f1)):
+                e.store(v, U, (4 * k + c) * W)
 
     e.branch(rev, lambda: kind(True), lambda: kind(False))
+    # Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f), added to the parent's (the same for both kinds)
+    for k in range(K):
+        t0, t1, f0, f1 = (e.load(U, (4 * k + c) * W) for c in range(4))
+        t2, f2 = e.load(F_i, (6 * k + 2) * W), e.load(F_i, (6 * k + 5) * W)
+        u = [e.add(t0, e.sub(e.mul(f1, q[2]), e.mul(f2, q[1]))),
+             e.add(t1, e.sub(e.mul(f2, q[0]), e.mul(f0, q[2]))),
+             e.add(t2, e.sub(e.mul(f0, q[1]), e.mul(f1, q[0])))]
+        f = [f0, f1, f2]
+        for c in range(3):
+            for part, vec in ((0, u), (3, f)):
+                at = (6 * k + part + c) * W
+                old = e.load(F_p, at)
+                e.store(e.add(old, e.dot((R[r][c], vec[r]) for r in range(3))), F_p, at)
 
 
 # -- compiled kernels and their numba callers -------------------------------------------------------
@@ -490,7 +504,7 @@ def rnea(parents, geo, jet, K, wext, out):
 @register_jitable
 def work_size(n, K, width, wrenches):
     """Doubles of the work array of one group of samples (see the module docstring)."""
-    per = (n + 1) * (K + 1) * 6 + (n + 1) * K * 9 + n * (K + 1) * 2 + (K + 2) * n + K * n
+    per = (n + 1) * (K + 1) * 6 + (n + 1) * K * 9 + n * (K + 1) * 2 + (K + 2) * n + K * n + K * 4
     if wrenches:
         per += K * n * 6
     return per * width
