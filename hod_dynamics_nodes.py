@@ -21,10 +21,22 @@ import sys
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+NODE_NAMES = {"feedforward_node": "hod_feedforward", "demo_trajectory_publisher": "hod_demo_trajectory"}
+
+
 def _run(module):
     signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
     import importlib
 
+    try:
+        import rclpy  # noqa: F401
+    except ImportError as exc:  # a pip install without the [ros] extra, or no ROS sourced
+        reason = " ".join(str(exc).split())
+        print(f"[FATAL] [{NODE_NAMES[module]}]: cannot start: rclpy cannot be imported ({reason}): "
+              'install hod_dynamics with its [ros] extra (pip install ".[ros]" in its source folder: '
+              "the ROS 2 Python wheels from PyPI), or source a ROS 2 installation "
+              "(source /opt/ros/<distro>/setup.bash)", file=sys.stderr, flush=True)
+        sys.exit(1)
     from hod_dynamics.ros.process import exit_process
 
     exit_process(importlib.import_module(f"hod_dynamics.ros.{module}").main())

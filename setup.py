@@ -24,16 +24,18 @@ data_files = [
 if "bdist_wheel" in sys.argv:
     data_files.append((f"lib/{PACKAGE}", [f"scripts/{name}" for name in NODES]))
 
+# what `pip install .` alone brings: everything the library and the three non-ROS commands
+# (demo, info, analyze-bag with its plots) need
+CORE = ["numpy>=1.22", "scipy>=1.8", "pyyaml>=5",
+        "urdf-parser-py>=0.0.4",  # reads the values of a URDF (after our validation pass checked it)
+        "numba>=0.59",            # the compiled kernels; the numpy path is the reference and fallback
+        "rosbags>=0.11",          # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
+        "pyarrow>=12",            # analyze-bag's samples.csv: Arrow's C++ CSV writer (fast, lossless)
+        "matplotlib>=3.5"]        # the PNG plots of demo and analyze-bag
+# the nodes without a ROS installation: the ROS 2 Python runtime wheels from PyPI
 ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-trajectory-msgs",
        "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
        "ros-rosgraph-msgs"]
-BAG = ["rosbags>=0.11",  # analyze-bag: Reader of single .mcap/.db3 files, Writer version 9
-       "pyarrow>=12"]   # samples.csv: Arrow's C++ CSV writer (hundreds of MB in seconds, lossless)
-PLOT = ["matplotlib>=3.5"]
-# compiled kernels (numba) are a core dependency: every install route runs the fast path; the
-# numpy path stays as the reference and the fallback when numba cannot be imported. "fast" is
-# kept as an empty extra so that `pip install ".[fast]"` from older instructions still works.
-FAST = []
 # xacro robot descriptions (RobotModel.from_urdf of a .xacro); ament_index_python resolves $(find pkg)
 XACRO = ["xacro>=2.0", "ros-ament-index-python"]
 # identify --method consistent: the convex fit of physically consistent inertias is a semidefinite
@@ -56,11 +58,9 @@ setup(
     py_modules=["hod_dynamics_nodes"],  # the executables' entry points (signals blocked first)
     package_data={PACKAGE: ["data/urdf/*.urdf", "data/trajectories/*"]},
     data_files=data_files,
-    # urdf-parser-py reads the values of a URDF (after our validation pass has located and checked it)
-    install_requires=["numpy>=1.22", "scipy>=1.8", "urdf-parser-py>=0.0.4", "pyyaml>=5", "numba>=0.59"],
-    extras_require={"ros": ROS, "bag": BAG, "plot": PLOT, "fast": FAST, "xacro": XACRO, "identification": IDENTIFICATION,
-                    "test": TEST,
-                    "all": ROS + BAG + PLOT + FAST + XACRO + IDENTIFICATION + TEST},
+    install_requires=CORE,
+    extras_require={"ros": ROS, "xacro": XACRO, "identification": IDENTIFICATION, "test": TEST,
+                    "all": ROS + XACRO + IDENTIFICATION + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
         "hod-dynamics = hod_dynamics.cli:main",

@@ -105,7 +105,8 @@ def is_cached(ir_text, name):
 def compile_ir(ir_text, name):
     """The address of function ``name`` defined in ``ir_text``, compiled for this CPU or loaded
     from the disk cache (one compile per IR text across processes, once per process in memory).
-    """
+    A compile is announced first (the notice of the kernel's group, see
+    :func:`hod_dynamics.backend.announce`)."""
     with _lock:
         return _compile_locked(ir_text, name)
 
@@ -122,6 +123,9 @@ def _compile_locked(ir_text, name):
         except OSError:
             obj = None
     if not obj:
+        from .backend import announce, generated_group
+
+        announce(generated_group(name), cached=path is not None)
         module = llvm.parse_assembly(ir_text)
         module.verify()
         builder = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(OPT_LEVEL))

@@ -14,8 +14,14 @@ and their composites over each subtree), from which
   pivoting;
 - the first-order partials are the assembly of :mod:`hod_dynamics.partials`;
 - the second-order partials are the backward pass of Singh, Russell and Wensing, O(n d^2) for
-  depth d, with the reductions of :mod:`hod_dynamics._partials_kernels` (seven per-pair
-  vectors applied to S_k, four to its rate, two to its second rate).
+  depth d. For each body i (composites of its subtree), each ancestor j of i (i included)
+  and each ancestor k of j (j included), the entries of the four tensors at the permutations
+  of (i, j, k) are dot products of per-pair vectors with the motion subspace S_k and its two
+  world-frame rates (for a 1-DoF joint the paper's phid_k = ad(V_k) S_k equals psid_k =
+  ad(V_parent) S_k, since ad(S_k) S_k = 0); entries of triples that are not on one path to
+  the base are structurally zero. Beyond the paper's symmetries: r1 = ad*(S_i) Ic - Ic ad(S_i)
+  is symmetric and r0 = cmf(Ic S_i) skew, so the paper's 13 vectors per (i, j) reduce to 7
+  applied to S_k, 4 to its rate and 2 to its second rate.
 
 One sample at a time on scalars (these are per-sample calls, or batches of small matrices),
 written out for the compiler: every 6-vector and 6x6 product is straight-line code over
@@ -643,7 +649,7 @@ def _body_terms(e, L, i):
     """Per-body matrices and vectors of the backward pass at body i (composites of its
     subtree): R0 = ad*(S) Ic - Ic ad(S); R1 = ad*(Sd) Ic - Ic ad(Sd) + cmf(Ic Sd) + ad*(S) BC
     - BC ad(S); R2 = BC = Bc + cmf(hc); rows of w: Ic S, BC^T S, BC Sd + ad*(S) F + Ic alpha,
-    BC S + 2 Ic Sd, 2 ad*(S) Ic S (as in hod_dynamics._partials_kernels._body_terms)."""
+    BC S + 2 Ic Sd, 2 ad*(S) Ic S (the paper's r6 S_i)."""
     S, Sd, alpha, Bc, hc, F = (_get(e, L, name, i) for name in ("S", "Sd", "alpha", "Bc", "hc", "F"))
     Ic = _inertia(e, L, i)
     R2 = [e.add(a, b) for a, b in zip(Bc, _cmf(e, hc))]
@@ -674,8 +680,9 @@ def _pair_vectors(e, R0, R1, w, s, ps, pss):
 
 def _body_triples(e, L, i, T):
     """All entries of body i's triples (i, j, k), k <= j <= i on the path of i to the base:
-    T = (qq, vv, qv, dM) pointers to the flat (n^3,) tensors (see
-    hod_dynamics._partials_kernels._body_triples for the entries each pair writes)."""
+    T = (qq, vv, qv, dM) pointers to the flat (n^3,) tensors of the sample: qq = d2tau/dq dq,
+    vv = d2tau/dqd dqd, qv = d2tau/dq dqd, dM = dM/dq, each entry written by the pair whose
+    indices it permutes."""
     n = L.n
     nn = e.iop("mul", n, n)
     R0, R1, w = _body_terms(e, L, i)

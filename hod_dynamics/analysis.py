@@ -405,15 +405,23 @@ def write_samples_csv(analysis, path, *, rows_per_write=65536):
     number in the shortest text that reads back to the same double, ``nan``/``inf`` as such.
     Written in row blocks to bound memory; the writer releases the GIL, so it runs in a thread
     beside the plots. (A Python-level writer such as ``np.savetxt`` costs ~1 us a number: half a
-    minute for a 10-minute 1 kHz recording.)"""
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
+    minute for a 10-minute 1 kHz recording.) Without pyarrow (a ROS installation: rosdep has no
+    key for it) Python's float repr writes the same numbers, more slowly."""
     header, blocks = samples_columns(analysis)
     columns = [b[:, None] if b.ndim == 1 else b for b in (np.asarray(b, dtype=float) for b in blocks)]
-    schema = pa.schema([(name, pa.float64()) for name in header])
+    try:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+    except ImportError:
+        pa = None
     with open(path, "wb") as fh:
         fh.write((",".join(header) + "\n").encode())
+        if pa is None:
+            for i in range(0, len(analysis.t), rows_per_write):
+                block = np.concatenate([c[i:i + rows_per_write] for c in columns], axis=1)
+                fh.write("".join(",".join(map(repr, row)) + "\n" for row in block.tolist()).encode())
+            return path
+        schema = pa.schema([(name, pa.float64()) for name in header])
         with pacsv.CSVWriter(fh, schema, write_options=pacsv.WriteOptions(include_header=False)) as writer:
             for i in range(0, len(analysis.t), rows_per_write):
                 block = np.concatenate([c[i:i + rows_per_write] for c in columns], axis=1).T.copy()

@@ -34,6 +34,12 @@ DERIVATIVES_TOPIC = "/torque_derivatives"
 _FIELDS = ("position", "velocity", "effort")
 
 
+def check_rosbags():
+    """Raise InputError naming the install command when the rosbags library is missing (a
+    command checks it before it writes or prints anything)."""
+    _rosbags()
+
+
 def _rosbags():
     try:
         import rosbags  # noqa: F401

@@ -24,15 +24,16 @@ import warnings
 import numpy as np
 
 from . import paper_examples as paper
+from .backend import compile_notices
 from .errors import CommandError, HodDynamicsError
-from .robots import load_robot, model_from_description, robot_path, shipped_robots
+from .robots import FLOATING_BASE, load_robot, model_from_description, robot_path, shipped_robots
 from .units import common_unit, friction_units
+from .validation import MEMORY_SHARE, available_memory, memory_text
 from .urdf import xacro_args_from_strings
 
 PROG = "hod-dynamics"
 DEMO_MAX_ORDER = 8  # beyond it the demo's numbers grow like w^(k+2) (1e9 at k = 8) and mean little
 BAG_MAX_ORDER = 2  # the C^4 quintic fit of recorded positions gives q^(4), hence tau'' at most
-MEMORY_SHARE = 0.8  # a job may use this share of the memory available when it starts
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,15 +53,23 @@ def _version():
 
 # -- shared checks ------------------------------------------------------------------------------
 def _parse_locks(items):
+    """``{joint: position}`` of the --lock JOINT=VALUE flags; CommandError for a malformed or
+    non-finite value, or a joint given twice (which value was meant?)."""
     locks = {}
     for item in items or []:
         name, sep, value = item.partition("=")
-        if not sep:
+        if not sep or not name:
             raise CommandError(f"--lock expects JOINT=VALUE, got '{item}'")
         try:
-            locks[name] = float(value)
+            position = float(value)
         except ValueError:
             raise CommandError(f"--lock {item}: '{value}' is not a number") from None
+        if not math.isfinite(position):
+            raise CommandError(f"--lock {item}: the position must be a finite number (rad or m)")
+        if name in locks:
+            raise CommandError(f"--lock {name} is given twice ({locks[name]:g} and {position:g}): give each "
+                               "joint once")
+        locks[name] = position
     return locks
 
 
@@ -75,44 +84,56 @@ def _load_model(args, extensions=False):
                                   extensions=extensions)
 
 
+_OUTPUTS = []  # (folder, the names it held before, or None; the topmost folder created) of this command
+
+
 def _output_folder(path, flag="--out"):
     """Create the output folder ``path`` (and its parents) before any work, so that a folder
-    that cannot be written fails at once, naming the path, and loses nothing."""
+    that cannot be written fails at once, naming the path, and loses nothing. Remembers what
+    the command creates there, which :func:`_remove_outputs` removes if the command fails."""
     if os.path.exists(path) and not os.path.isdir(path):
         raise CommandError(f"{flag} '{path}' exists and is not a folder")
+    top = os.path.abspath(path)
+    while not os.path.exists(os.path.dirname(top)) and os.path.dirname(top) != top:
+        top = os.path.dirname(top)   # the topmost folder makedirs will create
+    before = set(os.listdir(path)) if os.path.isdir(path) else None
     try:
         os.makedirs(path, exist_ok=True)
     except OSError as exc:
         raise CommandError(f"{flag} '{path}': cannot create the folder ({exc.strerror or exc})") from None
+    _OUTPUTS.append((path, before, top))
     if not os.access(path, os.W_OK | os.X_OK):
         raise CommandError(f"{flag} '{path}': the folder is not writable")
     return path
 
 
-def available_memory():
-    """Bytes of memory available to a new job (Linux MemAvailable; None when unknown)."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
+def _remove_outputs():
+    """After a failed command: remove the output folders it created, and the files it wrote
+    into folders that existed (files it overwrote stay as they are now)."""
+    import shutil
+
+    while _OUTPUTS:
+        folder, before, top = _OUTPUTS.pop()
+        if before is None:
+            shutil.rmtree(top, ignore_errors=True)
+            continue
+        for name in set(os.listdir(folder)) - before if os.path.isdir(folder) else ():
+            target = os.path.join(folder, name)
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                try:
+                    os.remove(target)
+                except OSError:
+                    pass
 
 
 def check_memory(estimate, what, advice):
     """Refuse a job whose ``estimate`` (bytes) exceeds MEMORY_SHARE of the available memory."""
     free = available_memory()
     if free is not None and estimate > MEMORY_SHARE * free:
-        raise CommandError(f"{what} needs about {_gb(estimate)} of memory, {_gb(free)} is available; {advice}")
-
-
-def _gb(n):
-    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{n / 2**20:.0f} MB"
+        raise CommandError(f"{what} needs about {memory_text(estimate)} of memory, {memory_text(free)} is "
+                           f"available; {advice}")
 
 
 def _plots_possible(no_plot):
@@ -147,11 +168,14 @@ def cmd_demo(args):
     """The main job on the embedded default: the shipped KUKA iiwa 14 model (Müller and Kumar
     2021), the Gaz et al. trajectory and the end-effector wrench of that paper; tau^(0..order)
     at ``rate`` Hz, written as CSV (and a PNG with matplotlib)."""
-    from .backend import compile_notice, resolve_backend
+    from .backend import resolve_backend
     from .dynamics import time_derivatives
     from .trajectory_feedforward import FeedforwardResult, save_csv
 
     samples = int(math.floor(args.duration * args.rate + 0.5)) + 1
+    if samples < 2:
+        raise CommandError(f"--rate {args.rate:g} Hz over --duration {args.duration:g} s gives one sample; the "
+                           "demo needs at least 2 (the default --rate is 1000 Hz)")
     check_memory(demo_memory(samples, args.order, plot=not args.no_plot),
                  f"demo with {samples:,} samples", "lower --rate or --duration")
     _output_folder(args.out)
@@ -160,10 +184,9 @@ def cmd_demo(args):
     t = np.arange(samples) / args.rate
     qjet = paper.gaz_trajectory_jet(t, args.order + 3)
     wrenches = {paper.IIWA_WRENCH_LINK: paper.iiwa_wrench_jet(t, args.order + 1)}
-    backend, notice = resolve_backend(), compile_notice()
-    if notice:
-        print(notice, flush=True)
-    # the first call compiles numba's kernels or loads them from its cache: timed apart
+    backend = resolve_backend()
+    # the first call compiles numba's kernels (announced on stderr, see main) or loads them
+    # from its cache: timed apart
     head = slice(0, min(samples, 64))
     start = time.perf_counter()
     time_derivatives(model, qjet[head], args.order, wrenches={k: v[head] for k, v in wrenches.items()})
@@ -181,11 +204,13 @@ def cmd_demo(args):
     print(f"backend: {backend}; {warmup}: {first:.2f} s (once per process)")
     print(f"computed tau^(0..{args.order}) in {elapsed * 1e3:.1f} ms warm "
           f"({elapsed / samples * 1e6:.2f} us per sample, median of {len(runs)} runs)")
+    fastest = float(np.max(paper.GAZ_FREQUENCIES)) / (2 * np.pi)  # Hz
+    if args.rate < 20 * fastest:
+        print(f"note: --rate {args.rate:g} Hz takes fewer than 20 samples per period of the trajectory's "
+              f"fastest joint ({fastest:.2f} Hz): the peaks below may be lower than the true ones")
     print("peak |tau^(k)| per joint:")
-    print(f"  {'order':>5} {'unit':<10}" + " ".join(f"{name[-7:]:>10}" for name in model.joint_names))
-    for k in range(args.order + 1):
-        unit = common_unit(model.joint_types, "torque", k)
-        print(f"  {k:5d} {unit:<10}" + " ".join(f"{v:10.3g}" for v in np.abs(taujet[:, k]).max(axis=0)))
+    for line in peak_table(model, taujet):
+        print(f"  {line}")
     result = FeedforwardResult(tuple(model.joint_names), t, qjet, taujet, joint_types=model.joint_types)
     print(f"wrote {save_csv(result, os.path.join(args.out, 'demo_torque_jets.csv'))}")
     if plot:
@@ -198,6 +223,20 @@ def cmd_demo(args):
     return 0
 
 
+def peak_table(model, taujet):
+    """Lines of a table of max |tau^(k)| over the samples: one row per joint (the model's
+    names), one column per order k, headed with its unit (m and N for prismatic joints)."""
+    width = max(len("joint"), *(len(name) for name in model.joint_names))
+    symbols = ["tau", "tau'", "tau''"] + [f"tau^({k})" for k in range(3, taujet.shape[-2])]
+    heads = [f"{symbols[k]} [{common_unit(model.joint_types, 'torque', k)}]" for k in range(taujet.shape[-2])]
+    cols = [max(11, len(h)) for h in heads]
+    lines = [f"{'joint':<{width}}" + "".join(f" {h:>{c}}" for h, c in zip(heads, cols))]
+    peaks = np.abs(taujet).max(axis=0)  # (order+1, n)
+    for j, name in enumerate(model.joint_names):
+        lines.append(f"{name:<{width}}" + "".join(f" {v:>{c}.4g}" for v, c in zip(peaks[:, j], cols)))
+    return lines
+
+
 # -- info, robots -------------------------------------------------------------------------------
 def cmd_info(args):
     """Print the joints, limits and masses of a URDF (or xacro) model, a file or a shipped
@@ -206,6 +245,10 @@ def cmd_info(args):
     model, notes = _load_model(args, extensions=True)
     print(f"{model.name}: {model.n_dof} moving joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
+    if args.urdf in FLOATING_BASE and not os.path.exists(args.urdf):
+        print(f"note: {args.urdf} is a floating-base robot: here its root link '{model.root_link}' is fixed to "
+              f"the world; in Python load it with a free base: hd.load_robot(\"{args.urdf}\", floating_base=True) "
+              "(the command line and the ROS nodes take fixed-base models)")
     for note in notes:
         print(f"warning: {note}")
     print("units: position rad (m for prismatic joints), velocity rad/s (m/s), effort N m (N), mass kg")
@@ -269,8 +312,9 @@ def cmd_analyze_bag(args):
     summary.json, PNG plots (tau, tau_dot, tau_ddot, residual, friction), friction.yaml
     (--friction fit) and derived.mcap (topics /feedforward and /torque_derivatives) into --out."""
     from .analysis import analyze_joint_states, write_report
-    from .bag import read_joint_states, read_planned_positions
+    from .bag import check_rosbags, read_joint_states, read_planned_positions
 
+    check_rosbags()  # before anything is printed or created
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise CommandError(f"--end {args.end} must be after --start {args.start}")
     model, notes = _load_model(args)
@@ -292,6 +336,10 @@ def cmd_analyze_bag(args):
         states = read_joint_states(args.bag, args.joint_states, time_base=args.time_base,
                                    progress=_Progress("reading", show))
         states = states.select(args.start, args.end)
+        locks = _parse_locks(args.lock)
+        # a locked joint the bag records: its recorded motion is not used (the model holds it)
+        lock_notes = [f"--lock {name}: the bag records this joint; its recorded motion is not used, the model "
+                      f"holds it at {locks[name]:g}" for name in locks if name in states.joint_names]
         check_memory(bag_memory(len(states.t), len(states.joint_names), model.n_dof, args.order),
                      f"the analysis of {len(states.t):,} joint states", "analyse a part with --start/--end")
         planned = None
@@ -309,7 +357,7 @@ def cmd_analyze_bag(args):
         lines = summary_lines(result, model, elapsed)
     from .analysis import warning_notes
 
-    for line in lines + [f"note: {note}" for note in warning_notes(caught)]:
+    for line in lines + [f"note: {note}" for note in lock_notes + warning_notes(caught)]:
         print(line)
     for path in paths:
         print(f"wrote {path}")
@@ -391,6 +439,7 @@ def cmd_identify(args):
     from .bag import read_joint_states
     from .errors import InputError
     from .identification import evaluate, identify, recording_label, summary, write_outputs
+    from .robots import urdf_source
     from .urdf_writer import locked_parts
 
     model, notes = _load_model(args)
@@ -519,6 +568,17 @@ def _positive(text):
     return value
 
 
+def _non_negative(text):
+    """A finite number >= 0 (seconds of --start/--end, the noise level of --smoothing)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number >= 0")
+    return value
+
+
 def _add_description_options(sub, lock_help):
     """The options that choose the model of a URDF: subtree, locked joints, strictness, xacro."""
     sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the root of the URDF's one "
@@ -572,11 +632,11 @@ def build_parser():
     bag.add_argument("--actuators", metavar="CONFIG",
                      help="actuator YAML (rigid/SEA/VSA) or a shipped name such as actuators_sea: adds motor "
                           "references theta_*, u_* (default: rigid)")
-    bag.add_argument("--start", type=float, metavar="S",
+    bag.add_argument("--start", type=_non_negative, metavar="S",
                      help="analyse from S seconds after the first joint state (default: from the start)")
-    bag.add_argument("--end", type=float, metavar="S",
+    bag.add_argument("--end", type=_non_negative, metavar="S",
                      help="analyse up to S seconds after the first joint state (default: to the end)")
-    bag.add_argument("--smoothing", type=float, metavar="STD",
+    bag.add_argument("--smoothing", type=_non_negative, metavar="STD",
                      help="position noise standard deviation in rad (m) for the smoothing spline; "
                           "default: estimated from the data, 0 interpolates")
     bag.add_argument("--time-base", choices=("auto", "header", "receive", "index"), default="auto",
@@ -664,6 +724,12 @@ def _warning_line(message, category, filename, lineno, file=None, line=None):
     print(f"{PROG}: warning: {message}", file=sys.stderr if file is None else file)
 
 
+def _compile_line(text):
+    """A compile notice (see backend.compile_notices) as a line on stderr, at once: it comes
+    before a wait of seconds, also inside a command that collects library warnings."""
+    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
+
 def _quiet_after_broken_pipe():
     """The reader of stdout went away (``| head``): drop what is left unflushed, exit quietly."""
     try:
@@ -677,11 +743,19 @@ def _quiet_after_broken_pipe():
 def main(argv=None):
     """Run the command line; returns the exit code (0, 2 on a user error, 141 on a closed pipe)."""
     try:
-        with warnings.catch_warnings():  # restores the warning printer when the command ends
-            warnings.showwarning = _warning_line
+        with warnings.catch_warnings(), compile_notices(_compile_line):
+            warnings.showwarning = _warning_line  # restored when the command ends
             try:
                 args = build_parser().parse_args(argv)
-                return args.func(args)
+                try:
+                    return args.func(args)
+                except BrokenPipeError:  # the reader went away: what was written is whole
+                    raise
+                except BaseException:
+                    _remove_outputs()
+                    raise
+                finally:
+                    _OUTPUTS.clear()
             finally:
                 sys.stdout.flush()
     except BrokenPipeError:

@@ -12,7 +12,7 @@ import numpy as np
 from .backend import kernel_array, partials_kernels, resolve_backend
 from .dispatch import one_world, world_plan
 from .recursive import joint_adjoint_taylor
-from .validation import batch_size, check_model, check_state, check_velocity, split_configuration
+from .validation import batch_size, check_memory, check_model, check_state, check_velocity, split_configuration
 
 
 def mass_matrix(model, q):
@@ -28,7 +28,8 @@ def mass_matrix(model, q):
         _, _, joints = split_configuration(model, q)
         return _mass_matrix(model, joints)
     compiled = resolve_backend() == "numba"
-    (q,) = check_state(model, q=q, finite=not compiled)
+    (q,) = check_state(model, q=q, finite=not compiled, what="mass_matrix",
+                       result=model.n_dof ** 2 + 108 * model.n_dof)
     if not compiled:
         return _mass_matrix(model, q)
     batch, n = q.shape[:-1], model.n_dof
@@ -46,6 +47,7 @@ def _mass_matrix(model, q):
     batch = q.shape[:-1]
     n = model.n_dof
     f = 6 if model.floating else 0
+    check_memory("q", batch, (n + f) ** 2 + 108 * n, "mass_matrix")  # M, and three 6x6 blocks per joint
     qc = q.reshape(1, batch_size(batch), n)
     A = joint_adjoint_taylor(model, qc, None, 1)[0]  # (B, n, 6, 6)
     Ic = np.broadcast_to(model.inertias, A.shape).copy()

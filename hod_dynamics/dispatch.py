@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from .backend import (MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks,
-                      partials_kernels, resolve_backend)
+                      partials_kernels, resolve_backend, rnea_kernels)
 from .errors import InputError
 from .model import RobotModel, per_model
 from .recursive import rnea_jets, wrench_block, wrench_terms
@@ -65,11 +65,9 @@ def _plan(model):
     if type(model) is not RobotModel or model.floating or kernels() is None:
         return False
     global _ir
-    from . import _rnea_ir
-
-    _rnea_ir.prepare_one_sample()
-    _ir = _rnea_ir
-    geo = _rnea_ir.geometry(model)
+    _ir = rnea_kernels()
+    _ir.prepare_one_sample()
+    geo = _ir.geometry(model)
     plan = False if geo is None else _Plan(geo, model.n_dof)
     _PLANS[id(model)] = plan
     weakref.finalize(model, _PLANS.pop, id(model), None)
@@ -217,11 +215,13 @@ def inverse_dynamics_fixed(model, q, qd, qdd, wrenches=None, backend=None):
     when they can run; otherwise the recursion on the jet (q, qd, qdd)."""
     compiled = resolve_backend(backend) == "numba"
     gravity = qd is None
-    if gravity:
-        (q,) = check_state(model, q=q, finite=not compiled, what="gravity_torques")
+    n = model.n_dof if isinstance(model, RobotModel) else 0
+    if gravity:  # the result, and the stacked jet on the general path
+        (q,) = check_state(model, q=q, finite=not compiled, what="gravity_torques", result=4 * n)
         qd = qdd = np.zeros_like(q)
     else:
-        q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd, finite=not compiled)
+        q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd, finite=not compiled,
+                                 what="inverse_dynamics", result=4 * n)
     plan = _plan(model) if compiled and not wrenches else False
     if not plan:
         jet = np.stack([q, qd, qdd], axis=-2)
@@ -253,7 +253,8 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
     if compiled and not wrenches:
         direct = is_kernel_array(qjet) and not model.floating and qjet.shape[-2:] == (rows, n)
         # the common call goes to the kernel as it is (the kernel tests finiteness)
-        jet = qjet if direct else check_jet(model, qjet, rows, finite=False)
+        jet = qjet if direct else check_jet(model, qjet, rows, finite=False, what="time_derivatives",
+                                            result=(order + 1) * n)
         batch = jet.shape[:-2]
         B = batch_size(batch)
         if B < 2 * MIN_CHUNK:  # the fast path: not worth threads, one kernel call
@@ -266,7 +267,7 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
                 _name_non_finite(model, qjet, rows)
             return out
     else:
-        jet = check_jet(model, qjet, rows, finite=not compiled)
+        jet = check_jet(model, qjet, rows, finite=not compiled, what="time_derivatives", result=(order + 1) * n)
         batch = jet.shape[:-2]
     flat = jet.reshape((batch_size(batch),) + jet.shape[-2:])
     out, _ = recursion(model, flat, order + 1, batch, wrenches, compiled,
@@ -282,11 +283,10 @@ def _rnea_kernel(model):
     (:func:`hod_dynamics._kernels.rnea_kernel`). Called as ``kernel(parents, geometry, jet, K,
     wext, out)``."""
     kernels()  # numba imports (or the numpy path is taken before this is called)
-    from . import _rnea_ir
-
-    geometry = _rnea_ir.geometry(model)
+    generated = rnea_kernels()
+    geometry = generated.geometry(model)
     if geometry is not None:
-        return _rnea_ir.rnea, None, geometry
+        return generated.rnea, None, geometry
     return kernels().rnea_kernel(model)
 
 

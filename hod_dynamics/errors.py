@@ -18,6 +18,9 @@ names what is at fault (a joint, a link, a line of the URDF, an argument and its
 issues when it reads past something doubtful (an extension of URDF, ``strict=False``,
 ``inertia_check="warn"``, negative ``<dynamics>`` values); :class:`URDFExtensionWarning`, a
 subclass, is the one for the extensions of a robot description.
+One of them is not about doubtful input: :class:`KernelCompileWarning` says that a compiled
+kernel is about to be compiled (once per install, seconds to tens of seconds, the first call
+waits); it is never raised, even where a filter makes HodDynamicsWarnings errors.
 
 The programs built on the library raise their own subclasses: :class:`CommandError` (the
 ``hod-dynamics`` command: one line, exit code 2), :class:`StartupError` (a node that cannot
@@ -55,6 +58,15 @@ class HodDynamicsWarning(UserWarning):
     not URDF (an extension), a misspelling with ``strict=False``, an inertia that is not
     positive semi-definite with ``inertia_check="warn"``, or a negative ``<dynamics>`` value. Filter it with ``warnings.filterwarnings("error",
     category=hd.HodDynamicsWarning)`` to make it an error."""
+
+
+class KernelCompileWarning(HodDynamicsWarning):
+    """A compiled (numba) kernel is about to be compiled on its first use after an install:
+    the call that triggered it takes seconds to tens of seconds longer, once (numba caches the
+    machine code). Issued once per kernel and process, before compiling, naming the kernel,
+    why and about how long. It is a notice, never a fault: made an error by a warnings filter,
+    it is not raised. Silence it with ``warnings.filterwarnings("ignore",
+    category=hd.errors.KernelCompileWarning)``."""
 
 
 class URDFExtensionWarning(HodDynamicsWarning):

@@ -35,7 +35,7 @@ from .jets import cross, from_taylor, to_taylor
 from .dispatch import recursion
 from .spatial import quaternion_from_matrix, rotation_matrix, skew
 from .validation import (BASE_COORDINATES, BASE_VELOCITIES, QUATERNION_TOLERANCE,  # noqa: F401
-                         batch_size, check_order, check_velocity, configuration_names,
+                         batch_size, check_memory, check_order, check_velocity, configuration_names,
                          floating_base_only, split_configuration, velocity_names)
 
 
@@ -88,6 +88,7 @@ def flat_motion(model, q, vjet, order, *, checked=False):
         joints = np.broadcast_to(joints, batch + (n,))
         quat = np.broadcast_to(quat, batch + (4,))
         vjet = np.broadcast_to(vjet, batch + vjet.shape[-2:])
+    check_memory("q", batch, (2 * order + 5) * model.nv, "the dynamics of a floating model")
     B = batch_size(batch)
     joints, quat = joints.reshape(B, 1, n), quat.reshape(B, 4)
     vjet = vjet.reshape((B,) + vjet.shape[-2:])

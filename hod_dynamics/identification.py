@@ -57,6 +57,8 @@ UNIDENTIFIABLE = 1e-7         # relative singular value of the normalised base r
 #                               a direction counts as undetermined by the data
 CHUNK = 4096                  # samples per block of the regressor
 MIN_ROWS_PER_PARAMETER = 10   # joint samples per base parameter, at least
+EDGE_SECONDS = 0.1            # left out at both ends of every fitted segment
+OUTLIER = 6.0                 # a residual beyond this many times its joint's level is a glitch, left out
 PRIOR_FLOOR = 1e-6            # a prior pseudo-inertia's eigenvalues are kept above this share of its largest
 
 
@@ -119,27 +121,43 @@ class Identification:
 
 
 # -- data ---------------------------------------------------------------------------------------
-def reduce_recording(model, analysis, base, *, friction=True, v_s=DEFAULT_VS, name="", chunk=CHUNK):
+def reduce_recording(model, analysis, base, *, friction=True, v_s=DEFAULT_VS, name="", chunk=CHUNK, exclude=None):
     """:class:`Recording` of one analysed recording (:func:`~hod_dynamics.analyze_joint_states`
     of ``model``): the base regressor at its fitted q, qd, qdd and its measured efforts,
-    reduced per joint by QR. Samples without an effort are left out."""
+    reduced per joint by QR. Left out: samples without an effort, the first and last
+    EDGE_SECONDS of every fitted segment (where a smoothing fit's accelerations are least
+    accurate) and those ``exclude`` (m, n) marks."""
     effort = analysis.effort
     if effort is None:
         raise InputError(f"recording {name or analysis.states.topic}: the joint states on {analysis.states.topic} "
                          "carry no efforts; identification needs the measured joint torques")
     qjet = analysis.result.qjet
     n, r = model.n_dof, base.rank
+    usable = np.isfinite(effort) & ~_segment_edges(analysis)[:, None]
+    if exclude is not None:
+        usable &= ~exclude
     factors = np.zeros((n, r + 1, r + 1))
     counts = np.zeros(n, dtype=int)
     for a in range(0, len(qjet), chunk):
         b = min(a + chunk, len(qjet))
         Y = base.columns(regressor(model, qjet[a:b, 0], qjet[a:b, 1], qjet[a:b, 2], friction=friction, v_s=v_s))
         for j in range(n):
-            ok = np.isfinite(effort[a:b, j])
+            ok = usable[a:b, j]
             block = np.column_stack([Y[ok, j], effort[a:b][ok, j]])
             counts[j] += int(ok.sum())
             factors[j] = _triangular(np.vstack([factors[j], block]), r + 1)
     return Recording(name, analysis, factors, counts, model)
+
+
+def _segment_edges(analysis):
+    """(m,) bool: the samples within EDGE_SECONDS of the start or end of a fitted segment
+    (at most a tenth of the segment at each end)."""
+    t = analysis.t
+    edge = np.zeros(len(t), dtype=bool)
+    for lo, hi in (analysis.segments or ((0, len(t)),)):
+        span = min(EDGE_SECONDS, 0.1 * (t[hi - 1] - t[lo]))
+        edge[lo:hi] |= (t[lo:hi] < t[lo] + span) | (t[lo:hi] > t[hi - 1] - span)
+    return edge
 
 
 def _triangular(A, size):
@@ -196,8 +214,16 @@ def _identify(model, analyses, method, friction, v_s, regularization, names, fix
     prior_full = np.concatenate([prior.ravel(), prior_friction if friction else []])
     fixed = np.zeros_like(prior) if fixed_parts is None else np.asarray(fixed_parts, dtype=float)
     beta, cov, noise, rows = _weighted_least_squares(recordings, base, friction, v_s)
-    _check_excitation(recordings, base, noise, rows)
     notes = []
+    glitches = [np.abs(residual_series(rec, base, beta, friction, v_s)) > OUTLIER * noise for rec in recordings]
+    dropped = sum(int(g.sum()) for g in glitches)
+    if dropped:  # a sensor glitch or a dropped effort read as zero would pull every parameter
+        recordings = [reduce_recording(model, rec.analysis, base, friction=friction, v_s=v_s, name=rec.name,
+                                       exclude=g) for rec, g in zip(recordings, glitches)]
+        beta, cov, noise, rows = _weighted_least_squares(recordings, base, friction, v_s)
+        notes.append(f"{dropped} joint samples left out as outliers (residual beyond {OUTLIER:g} times its joint's "
+                     "level after a first fit)")
+    _check_excitation(recordings, base, noise, rows)
     if method == "ols":
         full = prior_full + np.linalg.pinv(base.K) @ (beta - base.K @ prior_full)
     else:

@@ -32,7 +32,8 @@ def _frame_poses(model, q, link):
     batch shape) for q (..., n)."""
     fixed_base_only(model, "frame_pose/frame_jacobian")
     frame = model.frame(link)
-    (q,) = check_state(model, q=q)
+    depth = len(model.ancestors[frame.body]) if frame.body >= 0 else 0
+    (q,) = check_state(model, q=q, what="frame_pose/frame_jacobian", result=16 * (depth + 2) + 6 * model.n_dof)
     batch = q.shape[:-1]
     flat = q.reshape(-1, model.n_dof)
     path = model.ancestors[frame.body] if frame.body >= 0 else ()

@@ -210,10 +210,12 @@ def _assemble(st, wrt):
 
 
 # -- public API -----------------------------------------------------------------------------------
-def _flat(model, what, finite=True, **arrays):
+def _flat(model, what, finite=True, result=None, **arrays):
     """Validated arrays (..., n) -> (batch shape, [contiguous, writable (B, n) arrays]);
-    ``what``: the caller, named when the model has a floating base."""
-    arrays = check_state(model, finite=finite, what=what, **arrays)
+    ``what``: the caller, named when the model has a floating base; ``result``: the floats
+    per sample it allocates (refused beforehand when they would not fit in memory; default
+    three n x n matrices)."""
+    arrays = check_state(model, finite=finite, what=what, result=result or 3 * model.n_dof ** 2, **arrays)
     n = model.n_dof
     batch = arrays[0].shape[:-1]
     return batch, [kernel_array(a.reshape(batch_size(batch), n)) for a in arrays]

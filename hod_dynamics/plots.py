@@ -47,42 +47,65 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None, m
     return path
 
 
-def _joint_axes(t, n, max_points, height):
+def _joint_axes(t, n, max_points, height, top=0.0):
     """(pyplot, figure, axes (n, 1), step, t[::step]): one subplot per joint sharing the time
-    axis, ``height`` inches each; long records thinned to about ``max_points`` samples."""
+    axis, ``height`` inches each (and ``top`` inches more above them); long records thinned to
+    about ``max_points`` samples."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     step = max(1, len(t) // max_points)
-    fig, axes = plt.subplots(n, 1, figsize=(9, height * n + 1.0), sharex=True, squeeze=False)
+    fig, axes = plt.subplots(n, 1, figsize=(9, height * n + 1.0 + top), sharex=True, squeeze=False)
     return plt, fig, axes, step, np.asarray(t)[::step]
 
 
 def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", reference=None,
                       labels=("model", "measured"), max_points=3000):
     """Write a PNG with one subplot per joint: ``series`` (T, n) solid, ``reference`` (T, n)
-    (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s. Long records are
-    thinned to about ``max_points`` samples per line (every k-th sample) to keep the
-    figure light. Returns ``path``."""
-    plt, fig, axes, step, t = _joint_axes(t, len(joint_names), max_points, 1.5)
+    (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s; ``ylabel`` the quantity
+    and its unit, ``"tau [N m]"``: each panel's y axis reads ``<joint> [N m]``, the title the
+    quantity. The title and the legend have rows of their own above the panels. Long records
+    are thinned to about ``max_points`` samples per line (every k-th sample) to keep the figure
+    light. Returns ``path``."""
+    import matplotlib.pyplot as plt
+
+    fig = joint_series_figure(t, series, joint_names, ylabel=ylabel, title=title, reference=reference,
+                              labels=labels, max_points=max_points)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=None,
+                        labels=("model", "measured"), max_points=3000):
+    """The figure :func:`plot_joint_series` writes (the caller closes it)."""
+    import re
+
+    quantity, unit = ylabel, ""
+    match = re.fullmatch(r"(.*?)\s*\[([^\]]*)\]\s*", ylabel)
+    if match:
+        quantity, unit = match.groups()
+    _, fig, axes, step, t = _joint_axes(t, len(joint_names), max_points, 1.5, top=0.3)
+    height = fig.get_figheight()
     for j, ax in enumerate(axes[:, 0]):
         if reference is not None:
             ax.plot(t, np.asarray(reference)[::step, j], color="0.55", lw=0.7, label=labels[1])
         ax.plot(t, np.asarray(series)[::step, j], color="C0", lw=1.0, label=labels[0])
-        ax.set_ylabel(joint_names[j], fontsize=7)
+        ax.set_ylabel(f"{joint_names[j]}\n[{unit}]" if unit else joint_names[j], fontsize=7)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-    axes[0, 0].legend(fontsize=7, loc="lower left", ncol=2, bbox_to_anchor=(0.0, 1.02))
     axes[-1, 0].set_xlabel("t [s]")
-    fig.suptitle(f"{title} -- {ylabel}" if title else ylabel, fontsize=10)
-    # fixed margins: tight_layout's extra drawing passes cost more than the plot itself
-    fig.subplots_adjust(left=0.1, right=0.98, top=1 - 0.45 / fig.get_figheight(), bottom=0.45 / fig.get_figheight(),
-                        hspace=0.15)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    # fixed rows in inches from the top: the title, then the legend, then the panels (the
+    # legend drawn above the first panel ran into the title); fixed margins also spare
+    # tight_layout's extra drawing passes, which cost more than the plot itself
+    fig.suptitle(f"{title}: {quantity}" if title else quantity, fontsize=10, y=1 - 0.08 / height, va="top")
+    handles, names = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles[::-1], names[::-1], fontsize=7, ncol=2, loc="upper center",
+               bbox_to_anchor=(0.5, 1 - 0.34 / height), frameon=False)
+    fig.subplots_adjust(left=0.12, right=0.98, top=1 - 0.7 / height, bottom=0.45 / height, hspace=0.15)
+    return fig
 
 
 def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="", max_points=3000):

@@ -125,6 +125,11 @@ def config_source(source):
     return source
 
 
+# shipped models whose base is free in use (a legged robot): read as they are, their root link
+# is fixed to the world
+FLOATING_BASE = {"solo12"}
+
+
 def shipped_robots():
     """Names of the shipped robot models."""
     return shipped("urdf")

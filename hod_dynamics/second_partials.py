@@ -193,7 +193,7 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
     # into the caller's arrays every value is checked first, so that a NaN in a later sample
     # leaves them as they were; a fresh result is checked by the kernel as it goes
     batch, flat = _flat(model, "id_second_partials", finite=not compiled or out is not None,
-                        q=q, qd=qd, qdd=qdd)
+                        result=4 * model.n_dof ** 3 if out is None else 1, q=q, qd=qd, qdd=qdd)
     n = model.n_dof
     shape = batch + (n, n, n)
     if batch_shape is not None:

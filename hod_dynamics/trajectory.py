@@ -18,16 +18,17 @@ own smoothness). Torque order k needs ``c >= k + 2``; the default 4 suits order 
 
 import os
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Tuple
 
 import numpy as np
 from scipy.interpolate import BSpline, make_interp_spline
 
-from .errors import InputError, ModelError, TrajectoryError
+from .errors import HodDynamicsWarning, InputError, ModelError, TrajectoryError
 from .floating import joint_jet, time_derivatives_floating, velocity_jet
-from .validation import (BASE_COORDINATES, QUATERNION_TOLERANCE, configuration_names,
-                         floating_base_only, whole_number)
+from .validation import (BASE_COORDINATES, QUATERNION_TOLERANCE, check_memory, configuration_names,
+                         floating_base_only, real_array, whole_number)
 from .yamlfile import read_mapping
 
 DEFAULT_CONTINUITY = 4
@@ -294,7 +295,9 @@ class Trajectory:
 
         Returns (*t.shape, n_derivatives+1, n_joints), e.g. (len(t), n+1, n_joints). Outside
         the span: the end position and zero derivatives. Rows above ``continuity`` are
-        piecewise (exact inside each knot interval).
+        piecewise (exact inside each knot interval, jumping at the knots): asking for them gives
+        a HodDynamicsWarning. Raises TrajectoryError for times that are not finite real numbers
+        (text included), InputError for a result that would not fit in memory.
         """
         n_derivatives = whole_number("n_derivatives", n_derivatives, error=TrajectoryError)
         if n_derivatives > self.spline.k:
@@ -304,12 +307,18 @@ class Trajectory:
                 f"{self.spline.k} are zero between knots and undefined at them; ask for at most "
                 f"{self.spline.k}, or build the trajectory with a higher continuity")
         try:
-            t = np.asarray(t, dtype=float)
-        except (TypeError, ValueError):
-            raise TrajectoryError(f"evaluation times t must be real numbers, got "
-                                  f"{type(t).__name__} {str(t)[:40]!r}") from None
+            t = real_array("t", t)
+        except InputError as exc:
+            raise TrajectoryError(f"evaluation times {exc}") from None
+        check_memory("t", t.shape, 2 * (n_derivatives + 1) * len(self.joint_names), "Trajectory.jet")
         if not np.all(np.isfinite(t)):
             raise TrajectoryError("evaluation times must be finite")
+        if n_derivatives > self.continuity:
+            above = (f"derivative of order {n_derivatives} jumps" if n_derivatives == self.continuity + 1 else
+                     f"derivatives of order {self.continuity + 1} to {n_derivatives} jump")
+            warnings.warn(f"n_derivatives={n_derivatives} exceeds the continuity of this trajectory "
+                          f"(C^{self.continuity}): its {above} at the knots (exact between them); build it "
+                          f"with continuity >= {n_derivatives} for continuous ones", HodDynamicsWarning, stacklevel=2)
         tc = np.clip(t, self.start, self.end)
         inside = ((t >= self.start) & (t <= self.end))[..., None]
         rows = [self._derivative(0, tc)]

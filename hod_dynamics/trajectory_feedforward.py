@@ -21,7 +21,7 @@ from .errors import InputError, TrajectoryError
 from .floating import joint_jet, time_derivatives_floating
 from .friction import load_friction
 from .units import column
-from .validation import check_order
+from .validation import check_order, real_array
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def feedforward(model, trajectory, t, order, actuators=None, friction=None, *, b
     if traj.continuity < inner + 2:
         raise TrajectoryError(f"trajectory is C^{traj.continuity} but torque order {inner} needs "
                               f"C^{inner + 2} (build it with continuity >= {inner + 2})")
-    t = np.atleast_1d(np.asarray(t, dtype=float))
+    t = np.atleast_1d(real_array("t", t))
     if t.ndim != 1:
         raise InputError(f"t must be a scalar or a 1-D array of times, got shape {t.shape}")
     base = {}

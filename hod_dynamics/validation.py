@@ -16,6 +16,7 @@ tables of a trajectory (:mod:`hod_dynamics.trajectory`).
 
 import math
 import operator
+import os
 
 import numpy as np
 
@@ -117,6 +118,13 @@ def real_array(name, value):
     if a.dtype.kind == "c":
         raise InputError(f"{name} holds complex numbers (dtype {a.dtype}); pass real numbers "
                          "(the imaginary part is not dropped silently)")
+    # text reads as numbers through float("0"): refused, a column of a file read as strings or
+    # a wrong argument would otherwise pass unnoticed
+    if a.dtype.kind in "US" or (a.dtype.kind == "O" and any(isinstance(x, (str, bytes)) for x in a.flat)):
+        example = next((x for x in a.flat if isinstance(x, (str, bytes, np.void))), None)
+        example = example.item() if isinstance(example, np.generic) else example
+        raise InputError(f"{name} must be an array of real numbers, got text such as {example!r}: "
+                         "convert it to numbers first (np.asarray(values, dtype=float))")
     if a.dtype.kind not in "biuf":
         try:
             return a.astype(float)
@@ -153,15 +161,57 @@ def batch_size(batch_shape):
     return math.prod(batch_shape)
 
 
+# -- memory ------------------------------------------------------------------------------------------
+MEMORY_SHARE = 0.8  # a call (or a command's job) may use this share of the memory available
+_CHECKED_FROM = 64 * 2**20  # bytes: smaller results are not checked (reading /proc costs ~20 us)
+
+
+def available_memory():
+    """Bytes of memory available to a new allocation (Linux MemAvailable; None when unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def memory_text(nbytes):
+    """``nbytes`` as people read it: '1.5 GB', '64 MB'."""
+    return f"{nbytes / 2**30:.1f} GB" if nbytes >= 2**30 else f"{nbytes / 2**20:.0f} MB"
+
+
+def check_memory(name, batch_shape, floats_per_sample, what):
+    """Refuse (InputError naming argument ``name``) a batch whose result, ``floats_per_sample``
+    float64 values per sample, would take more than :data:`MEMORY_SHARE` of the available
+    memory: before the call allocates it, with the estimate and the largest batch that fits,
+    rather than numpy's MemoryError (or the system's out-of-memory killer) midway."""
+    samples = batch_size(batch_shape)
+    nbytes = 8 * samples * floats_per_sample
+    if nbytes < _CHECKED_FROM:
+        return
+    free = available_memory()
+    if free is not None and nbytes > MEMORY_SHARE * free:
+        most = int(MEMORY_SHARE * free // (8 * floats_per_sample))
+        raise InputError(f"{name}: {what} of {samples:,} samples needs about {memory_text(nbytes)} of memory, "
+                         f"{memory_text(free)} is available; compute it in parts of at most {most:,} samples")
+
+
 # -- joint-space arrays of a fixed-base model -----------------------------------------------------
-def check_state(model, *, finite=True, what="this function", **arrays):
+def check_state(model, *, finite=True, what="this function", result=None, **arrays):
     """Validate and broadcast joint-space arrays ``name=array`` with last axis ``n_dof``.
 
     Returns the arrays as float ndarrays broadcast to one common shape (..., n). Raises
     :class:`InputError` naming the argument that has the wrong shape or non-finite values, or
     the caller ``what`` for a floating model. ``finite=False`` skips the test for NaN and
     infinity, for callers whose compiled kernel tests every value it reads (and then calls
-    :func:`name_non_finite`).
+    :func:`name_non_finite`). ``result``: the floats per sample the caller allocates, refused
+    by :func:`check_memory` (before the values are scanned) when they would not fit.
     """
     n = check_model(model).n_dof
     if model.floating:  # (the test inline: a single sample calls this)
@@ -172,13 +222,16 @@ def check_state(model, *, finite=True, what="this function", **arrays):
         if a.ndim == 0 or a.shape[-1] != n:
             raise InputError(f"{key} must have shape (..., {n}) for model '{model.name}' "
                              f"with joints {list(model.joint_names)}, got shape {a.shape}")
-        if finite:
-            _joints_finite(model, key, a)
         out[key] = a
     shapes = {a.shape for a in out.values()}
+    shape = next(iter(shapes)) if len(shapes) == 1 else broadcast_batch(out)
+    if result:
+        check_memory(next(iter(out)), shape[:-1], result, what)
+    if finite:
+        for key, a in out.items():
+            _joints_finite(model, key, a)
     if len(shapes) == 1:  # the common case, and numpy's broadcasting helpers cost microseconds
         return list(out.values())
-    shape = broadcast_batch(out)
     if not finite and 0 in shape:  # an empty batch: no kernel will read the values
         for key, a in out.items():
             _joints_finite(model, key, a)
@@ -199,12 +252,14 @@ def _joints_finite(model, key, a):
     check_finite(key, a, lambda bad: f"joint '{model.joint_names[bad[-1]]}'")
 
 
-def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True, what="this function"):
+def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True, what="this function",
+              result=None):
     """Validate a jet (..., rows, n_dof) of finite numbers; returns it as a float array.
 
     With ``at_least`` the jet may have more rows: only the first ``rows`` are checked and
     returned. ``finite=False`` skips the test for NaN and infinity, for callers whose
     compiled kernel tests every value it reads (and then calls this again to name the bad one).
+    ``result``: the floats per sample the caller allocates (see :func:`check_memory`).
     """
     a = _float_array(name, jet)
     n = check_model(model).n_dof
@@ -216,6 +271,8 @@ def check_jet(model, jet, rows, name="qjet", *, at_least=False, finite=True, wha
                          f"joint of '{model.name}'), got {a.shape}")
     if a.shape[-2] != rows:
         a = a[..., :rows, :]
+    if result:
+        check_memory(name, a.shape[:-2], result, what)
     if finite:
         check_finite(name, a, lambda bad: f"derivative {bad[-2]}, joint '{model.joint_names[bad[-1]]}'")
     return a

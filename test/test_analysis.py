@@ -138,3 +138,22 @@ def test_a_continuous_joint_reported_wrapped_is_unwrapped_before_the_fit():
     result = analysis.analyze_joint_states(model, states, order=1, smoothing=0.0)
     np.testing.assert_allclose(result.result.qjet[:, 1, 1], 1.5, atol=1e-6)
     np.testing.assert_allclose(result.position[:, 1], q[:, 1], atol=1e-12)
+
+
+def test_samples_csv_without_pyarrow_holds_the_same_numbers(panda_recording, panda_bags, tmp_path, monkeypatch):
+    """A ROS installation may lack pyarrow (rosdep has no key for it): Python's writer then
+    writes the same doubles (every number reads back bit for bit)."""
+    import sys
+
+    rec = panda_recording
+    states = read_joint_states(str(panda_bags["mcap"]), None).select(0.0, 1.0)
+    result = analysis.analyze_joint_states(rec.model, states, order=2)
+    arrow = analysis.write_samples_csv(result, str(tmp_path / "arrow.csv"), rows_per_write=100)
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    plain = analysis.write_samples_csv(result, str(tmp_path / "plain.csv"), rows_per_write=100)
+    with open(arrow) as a, open(plain) as p:
+        rows_a, rows_p = list(csv.reader(a)), list(csv.reader(p))
+    assert rows_a[0] == rows_p[0] and len(rows_a) == len(rows_p) == len(result.t) + 1
+    values_a = np.array(rows_a[1:], dtype=float)
+    values_p = np.array(rows_p[1:], dtype=float)
+    assert np.array_equal(values_a, values_p, equal_nan=True)

@@ -6,6 +6,7 @@ naming it, when it is not installed; the numpy path is tested either way.
 """
 
 import itertools
+import os
 import re
 
 import numpy as np
@@ -17,6 +18,8 @@ from hod_dynamics.backend import ENV_VAR, numba_available, resolve_backend
 from hod_dynamics.spatial import body_inertia, rotation_matrix, transform
 
 from oracles import BACKENDS, PinocchioRobot, needs_numba, random_urdf, rel_err
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _wrenches(model, rng, batch, order):
@@ -230,6 +233,7 @@ def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     jet = rng.uniform(-1, 1, (5, 7))
     hd.time_derivatives(panda, jet, 2, backend="numba")
     hd.id_second_partials(panda, *jet[:3], backend="numba")
+    hd.id_second_partials(panda, *rng.uniform(-1, 1, (3, 4, 7)), backend="numba")  # the batch kernel
     hd.id_partials(panda, *jet[:3], backend="numba")
     callers = (run, run_one, run_state)
     k = partials_kernels()
@@ -342,7 +346,7 @@ def test_without_numba_the_numpy_path_runs_with_one_warning(tmp_path, iiwa):
 @needs_numba
 def test_kernels_cached_tells_whether_a_first_use_compiles(tmp_path, panda, rng):
     """After a use in this process numba's cache holds the kernel; with an empty cache folder
-    (a fresh install) the first use would compile."""
+    (a fresh install) the first use of every kernel would compile."""
     import os
     import subprocess
     import sys
@@ -351,11 +355,147 @@ def test_kernels_cached_tells_whether_a_first_use_compiles(tmp_path, panda, rng)
     from hod_dynamics.backend import kernels_cached
 
     hd.time_derivatives(panda, rng.uniform(-1, 1, (2, 4, 7)), 1, backend="numba")
-    assert kernels_cached("rnea") is True
-    code = ("from hod_dynamics.backend import compile_notice, kernels_cached; "
-            "print(kernels_cached('rnea'), kernels_cached('partials')); print(compile_notice())")
+    assert kernels_cached("time_derivatives") is True and kernels_cached("rnea") is True
+    code = ("from hod_dynamics.backend import compile_notice, kernels_cached, KERNEL_GROUPS; "
+            "print(*[kernels_cached(g) for g in KERNEL_GROUPS]); print(compile_notice())")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path)))
+                         env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT))
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines() == ["False False", backend.COMPILE_NOTICE]
-    assert backend.compile_notice() is None
+    cached, notice = run.stdout.splitlines()
+    assert cached.split() == ["False"] * len(backend.KERNEL_GROUPS), cached
+    assert notice.startswith(backend.COMPILE_NOTICE)
+    for group in backend.KERNEL_GROUPS.values():
+        assert f"{group[2]}, about {group[3]} s" in notice
+    assert backend.compile_notice("time_derivatives") is None
+    with pytest.raises(hd.InputError, match="which must be one of"):
+        backend.compile_notice("rnea_jets")
+
+
+# One process, an empty numba cache: the first call of each of time_derivatives, id_partials and
+# id_second_partials announces its compile, once, naming the function and about how long it
+# takes, before numba compiles anything. To check "before" and to keep the test short, the
+# notice stops the call (an exception raised where it is shown): the compile never starts.
+_FIRST_CALLS = r"""
+import json, sys, warnings
+import numpy as np
+import hod_dynamics as hd
+from hod_dynamics import backend
+
+class Stop(BaseException):
+    pass
+
+shown = []
+def show(message, category, filename, lineno, file=None, line=None):
+    if not issubclass(category, hd.errors.KernelCompileWarning):  # e.g. a robot description's extensions
+        return
+    shown.append([category.__name__, str(message), filename])
+    raise Stop
+warnings.showwarning = show
+handled = []
+def handler(text):
+    handled.append(text)
+    raise Stop
+
+iiwa, z = hd.load_robot("iiwa14"), np.zeros((3, 7))
+calls = {"time_derivatives": lambda: hd.time_derivatives(iiwa, np.zeros((5, 7)), 2),
+         "id_partials": lambda: hd.id_partials(iiwa, *z),
+         "id_second_partials": lambda: hd.id_second_partials(iiwa, *z)}
+report = {}
+for name, call in calls.items():
+    before, n, m = backend.compile_notice(name), len(shown), len(handled)
+    try:
+        if name == "time_derivatives":  # routed to a handler, as the command line and the node do
+            with backend.compile_notices(handler):
+                call()
+        else:
+            call()
+        finished = True
+    except Stop:
+        finished = False
+    report[name] = dict(before=before, finished=finished, shown=shown[n:], handled=handled[m:],
+                        after=backend.compile_notice(name))
+# a compile in a worker thread: the notice points at the line of the main thread that waits
+from concurrent.futures import ThreadPoolExecutor
+solo = hd.load_robot("solo12", floating_base=True)
+q0 = np.r_[0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 1.0, np.zeros(12)]
+n = len(shown)
+with ThreadPoolExecutor(1) as pool:
+    try:
+        pool.submit(hd.time_derivatives_floating, solo, q0, np.zeros((3, 18)), 1).result()
+    except Stop:
+        pass
+report["floating"] = dict(shown=shown[n:])
+# a notice made an error by a warnings filter is not raised
+backend._announced.discard("floating")
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    backend._announce(backend._dispatcher("floating"))
+json.dump(report, sys.stdout)
+"""
+
+
+@needs_numba
+def test_first_call_of_each_kernel_announces_its_compile_once_before_compiling(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from hod_dynamics import backend
+
+    run = subprocess.run([sys.executable, "-c", _FIRST_CALLS], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT))
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    floating = report.pop("floating")["shown"]  # compiled in a worker thread
+    assert len(floating) == 1 and floating[0][0] == "KernelCompileWarning" and floating[0][2] == "<string>", floating
+    assert floating[0][1].startswith(f"{backend.COMPILE_NOTICE}: {backend.KERNEL_GROUPS['floating'][2]}")
+    for name, case in report.items():
+        what, seconds = backend.KERNEL_GROUPS[name][2:]
+        assert not case["finished"], f"{name}: the call finished: no notice stopped it before compiling"
+        notices = case["handled"] if name == "time_derivatives" else [text for _, text, _ in case["shown"]]
+        assert len(notices) == 1, (name, case)
+        assert notices[0] == case["before"], (name, case)  # compile_notice told it beforehand
+        assert notices[0].startswith(f"{backend.COMPILE_NOTICE}: {what}, about {seconds} s"), notices[0]
+        assert "numba" in notices[0] and "later runs" in notices[0], notices[0]
+        assert case["after"] is None, (name, case)
+        if name != "time_derivatives":  # a KernelCompileWarning pointing at the caller's line
+            assert case["shown"][0][0] == "KernelCompileWarning" and case["shown"][0][2] == "<string>", case
+        else:
+            assert not case["shown"], case
+
+
+_ONE_KERNEL = r"""
+import sys, warnings
+import numpy as np
+import hod_dynamics as hd
+from hod_dynamics import backend
+
+iiwa, solo = hd.load_robot("iiwa14"), hd.load_robot("solo12", floating_base=True)
+q = np.r_[0.0, 0.0, 0.3, 0.0, 0.0, 0.0, 1.0, np.zeros(12)]
+before = backend.compile_notice("id_partials")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    hd.id_partials(iiwa, *np.zeros((3, 7)))
+    hd.id_partials(iiwa, *np.zeros((3, 4, 7)))
+    hd.id_partials(solo, q, np.zeros(18), np.zeros(18))  # a new variant of the same kernel
+print(before is not None, sum(issubclass(w.category, hd.errors.KernelCompileWarning) for w in caught),
+      backend.compile_notice("id_partials"))
+"""
+
+
+@needs_numba
+def test_a_compile_is_announced_once_per_install(tmp_path):
+    """A real compile (the first-order partials, the shortest): one notice in the process that
+    compiles, none in the next process, which loads numba's cache."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    first, second = (subprocess.run([sys.executable, "-c", _ONE_KERNEL], capture_output=True, text=True,
+                                    timeout=300, env=env) for _ in range(2))
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    assert first.stdout.split() == ["True", "1", "None"], first.stdout + first.stderr
+    assert second.stdout.split() == ["False", "0", "None"], second.stdout + second.stderr
+    assert "KernelCompileWarning" not in second.stderr

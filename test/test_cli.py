@@ -79,14 +79,67 @@ def test_each_user_failure_is_one_line_and_exit_2(tmp_path, panda_recording, pan
         ("analyze-bag", str(tmp_path / "missing.mcap"), "--urdf", "iiwa14", "--out", str(tmp_path / "o")): "bag not found",
         ("info", "iiwa14", "--lock", "iiwa_joint_7"): "--lock expects JOINT=VALUE",
         ("frobnicate",): "invalid choice: 'frobnicate'",
+        # odd input that used to pass without a word
+        ("info", "iiwa14", "--lock", "iiwa_joint_7=0", "--lock", "iiwa_joint_7=1"):
+            "--lock iiwa_joint_7 is given twice (0 and 1): give each joint once",
+        ("info", "iiwa14", "--lock", "iiwa_joint_7=nan"): "the position must be a finite number",
+        ("demo", "--rate", "1e-3", "--out", str(tmp_path / "o")): "gives one sample; the demo needs at least 2",
+        ("analyze-bag", *bag, "--out", str(tmp_path / "o"), "--end", "nan"): "--end: nan must be a finite number >= 0",
+        ("analyze-bag", *bag, "--out", str(tmp_path / "o"), "--start", "-1"): "--start: -1 must be a finite number >= 0",
+        ("analyze-bag", *bag, "--out", str(tmp_path / "o"), "--smoothing", "inf"): "--smoothing: inf must be a finite",
     }
     procs = {args: _cli(args) for args in cases}
     for args, words in cases.items():
         code, out, err = _finish(procs[args])
         assert code == 2 and "Traceback" not in err + out, (args, code, err)
         assert err.count("\n") == 1 and err.startswith("hod-dynamics: error: ") and words in err, (args, err)
-    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+    assert not (tmp_path / "o").exists()  # a failed command removes the folder it made
     assert a_file.read_text() == "not a folder\n"  # nothing lost
+
+
+def test_a_failed_command_removes_only_what_it_created(tmp_path):
+    """The demo fails while writing (its plot's path is a folder): the CSV it wrote is removed,
+    what the folder held before stays; a folder it created is removed with its parents."""
+    out = tmp_path / "existing"
+    (out / "demo_torque_jets.png").mkdir(parents=True)   # savefig cannot write there
+    (out / "mine.txt").write_text("keep me\n")
+    code, _, err = _finish(_cli(["demo", "--duration", "0.1", "--out", str(out)]))
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1, err
+    assert sorted(os.listdir(out)) == ["demo_torque_jets.png", "mine.txt"]
+    assert (out / "mine.txt").read_text() == "keep me\n"
+    made = tmp_path / "new" / "deeper"
+    code, _, err = _finish(_cli(["analyze-bag", str(tmp_path / "missing.mcap"), "--urdf", "iiwa14",
+                                 "--out", str(made)]))
+    assert code == 2 and "bag not found" in err
+    assert sorted(os.listdir(tmp_path)) == ["existing"]
+
+
+def test_locking_a_recorded_joint_is_said_in_a_note(tmp_path, panda_recording, panda_bags):
+    rec = panda_recording
+    code, out, err = _finish(_cli(["analyze-bag", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out",
+                                   str(tmp_path / "bag"), "--no-progress", "--no-plot", "--no-derived-bag",
+                                   "--lock", "panda_joint7=0.3", *rec.locks]))
+    assert code == 0, err
+    assert ("note: --lock panda_joint7: the bag records this joint; its recorded motion is not used, the model "
+            "holds it at 0.3") in out, out
+
+
+def test_info_says_how_to_load_a_floating_base_robot(capsys):
+    assert cli.main(["info", "solo12"]) == 0
+    out = capsys.readouterr().out
+    assert "note: solo12 is a floating-base robot" in out and 'load_robot("solo12", floating_base=True)' in out
+    assert cli.main(["info", "iiwa14"]) == 0
+    assert "floating" not in capsys.readouterr().out
+
+
+def test_demo_coarse_rate_gets_a_note_and_the_peaks_name_the_joints(tmp_path, capsys):
+    assert cli.main(["demo", "--out", str(tmp_path), "--order", "1", "--duration", "2", "--rate", "5",
+                     "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "note: --rate 5 Hz takes fewer than 20 samples per period" in out
+    table = out.split("peak |tau^(k)| per joint:\n")[1].splitlines()
+    assert table[0].split() == ["joint", "tau", "[N", "m]", "tau'", "[N", "m/s]"]
+    assert [row.split()[0] for row in table[1:8]] == list(hd.load_robot("iiwa14").joint_names)
 
 
 def test_a_closed_pipe_ends_quietly():

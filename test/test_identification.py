@@ -160,7 +160,55 @@ def test_the_feedforward_node_takes_the_identified_files_as_they_are(command):
         pi = np.array([body["parameters"] for body in data["bodies"].values()])
         np.testing.assert_allclose(hd.inertial_parameters(node.model), pi, rtol=1e-12, atol=1e-15)
         offsets = [data["friction_model"][j]["offset"] for j in node.model.joint_names]
-        np.testing.assert_allclose(node.friction.offset, offsets)
+        np.testing.assert_allclose(node.stream.friction.offset, offsets)
         node.destroy_node()
     finally:
         rclpy.try_shutdown(context=context)
+
+
+def test_glitches_in_the_efforts_are_left_out(tmp_path):
+    """Twenty spikes of 40 N m and a stretch of efforts read as 0 (a dropped torque sensor
+    packet): left out after a first fit, named in a note, and the fit validates at the noise."""
+    rec = Recording(seed=1, model=TRUTH)
+    rng = np.random.default_rng(0)
+    rows = rng.choice(len(rec.t), 20, replace=False)
+    rec.effort[rows, rng.integers(0, 7, 20)] += 40.0
+    rec.effort[2000:2010, 1] = 0.0
+    analysis = analyze_joint_states(PRIOR, read_joint_states(rec.write(str(tmp_path / "glitches.mcap"))), order=0)
+    result = identify(PRIOR, [analysis])
+    assert any("left out as outliers" in note for note in result.notes), result.notes
+    other = Recording(seed=2, model=TRUTH)
+    check = analyze_joint_states(PRIOR, read_joint_states(other.write(str(tmp_path / "run2.mcap"))), order=0)
+    table, _ = residuals(result, check)
+    assert max(row["identified"] for row in table.values()) < 1.15 * EFFORT_NOISE
+
+
+@pytest.mark.filterwarnings("ignore::hod_dynamics.errors.URDFExtensionWarning")   # FloBaRoID's stray <origin>
+def test_a_cad_model_identifies_the_published_parameters_of_the_kuka_lwr4():
+    """The situation of a real identification: the manufacturer-CAD description of the KUKA
+    LWR4+ as the prior, recordings of the arm as Gaz et al. identified it (their published
+    parameters, not physically consistent themselves), three runs; identified on the first."""
+    corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "urdf_corpus", "FloBaRoID")
+    cad = hd.RobotModel.from_urdf(os.path.join(corpus, "kuka_lwr4.urdf"))
+    gaz = hd.RobotModel.from_urdf(os.path.join(corpus, "kuka_lwr4_gaz.urdf"), inertia_check="off")
+    truth = cad.with_inertial_parameters(hd.inertial_parameters(gaz))
+    runs = []
+    for seed in (1, 2, 3):
+        rec = Recording(seed=seed, urdf=os.path.join(corpus, "kuka_lwr4.urdf"), model=truth)
+        runs.append((rec, analyze_joint_states(cad, _states(rec), order=0)))
+    result = identify(cad, [runs[0][1]])
+    beta = result.base.K @ np.r_[hd.inertial_parameters(truth).ravel(), friction_parameters(runs[0][0].friction)]
+    assert np.abs((result.beta - beta) / result.beta_se).max() < 3.0
+    assert np.all(result.consistency > 0)
+    for _, analysis in runs[1:]:
+        table, _ = residuals(result, analysis)
+        assert max(row["identified"] for row in table.values()) < 1.15 * EFFORT_NOISE
+        assert table["lwr_1_joint"]["prior"] > 4 * EFFORT_NOISE       # the CAD model does not explain it
+
+
+def _states(rec):
+    """The recording as read from its bag (written to a temporary folder)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        return read_joint_states(rec.write(os.path.join(folder, "run.mcap")))

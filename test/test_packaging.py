@@ -76,21 +76,25 @@ def test_pip_install_has_share_and_ament_index_marker(monkeypatch):
     assert hd.RobotModel.from_urdf(os.path.join(share, "urdf", "iiwa14.urdf")).n_dof == 7
 
 
-def test_colcon_build_layout(tmp_path):
-    colcon = shutil.which("colcon", path=os.path.dirname(sys.executable)) or shutil.which("colcon")
-    if colcon is None:
-        pytest.skip("colcon (colcon-core, colcon-ros) is not installed")
-    src = tmp_path / "src"
-    src.mkdir()
+def _copy_source(dst):
+    """Copy the package's files (those git tracks or would track) to ``dst``, as a clone has them."""
     files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
                            capture_output=True, text=True)
     if files.returncode != 0:
         pytest.skip("not a git checkout: cannot list the package's files")
     for rel in files.stdout.split():
-        dst = src / "hod_dynamics" / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
         if os.path.isfile(os.path.join(ROOT, rel)):
-            shutil.copy2(os.path.join(ROOT, rel), dst)
+            os.makedirs(os.path.dirname(os.path.join(dst, rel)), exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, rel), os.path.join(dst, rel))
+    return dst
+
+
+def test_colcon_build_layout(tmp_path):
+    colcon = shutil.which("colcon", path=os.path.dirname(sys.executable)) or shutil.which("colcon")
+    if colcon is None:
+        pytest.skip("colcon (colcon-core, colcon-ros) is not installed")
+    src = tmp_path / "src"
+    _copy_source(str(src / "hod_dynamics"))
     run = subprocess.run([colcon, "build", "--base-paths", "src"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
@@ -119,17 +123,96 @@ def test_package_xml_declares_the_runtime_dependencies():
     assert root.get("format") == "3" and root.findtext("name") == "hod_dynamics"
     deps = {e.text for e in root.iter("exec_depend")}
     assert {"rclpy", "trajectory_msgs", "sensor_msgs", "std_msgs", "std_srvs", "python3-numpy",
-            "python3-scipy", "python3-yaml", "python3-numba", "urdfdom_py", "xacro"} <= deps
+            "python3-scipy", "python3-yaml", "python3-numba", "urdfdom_py", "xacro", "python3-matplotlib",
+            "python3-rosbags-pip"} <= deps
     assert root.find("export/build_type").text == "ament_python"
 
 
-def test_numba_is_a_core_dependency_of_the_pip_install():
-    """`pip install .` alone brings the compiled kernels (numba in install_requires)."""
-    from importlib.metadata import PackageNotFoundError, requires
+def test_the_plain_pip_install_brings_what_the_commands_need():
+    """`pip install .` alone brings the compiled kernels (numba), the bag analysis (rosbags,
+    pyarrow) and the plots (matplotlib); there is no empty extra."""
+    from importlib.metadata import PackageNotFoundError, metadata, requires
 
     try:
         required = requires("hod_dynamics") or []
     except PackageNotFoundError:
         pytest.skip("hod_dynamics is not pip-installed in this venv")
-    core = [r for r in required if "extra ==" not in r]
-    assert any(r.startswith("numba") for r in core), core
+    core = {r.split(">")[0].split("=")[0].split("<")[0].strip().lower() for r in required if "extra ==" not in r}
+    assert {"numba", "rosbags", "pyarrow", "matplotlib", "numpy", "scipy", "pyyaml", "urdf-parser-py"} <= core
+    extras = set(metadata("hod_dynamics").get_all("Provides-Extra") or [])
+    assert extras == {"ros", "xacro", "identification", "test", "all"}, extras
+
+
+def test_a_plain_pip_install_runs_the_commands_and_a_node_says_what_it_lacks(tmp_path, panda_recording, panda_bags):
+    """A venv with `pip install .` and nothing else (no extras, no ROS): demo, info and
+    analyze-bag run whole, with their plots; a node executable prints one FATAL line naming the
+    [ros] extra and exits with 1. (The numpy backend, so that the test does not wait for numba.)"""
+    venv = tmp_path / "venv"
+    made = subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    python, bindir = str(venv / "bin" / "python"), venv / "bin"
+    src = _copy_source(str(tmp_path / "src"))
+    install = subprocess.run([sys.executable, "-m", "pip", "--python", python, "install", "-q", src],
+                             capture_output=True, text=True, timeout=1200)
+    assert install.returncode == 0, install.stdout + install.stderr
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "AMENT_PREFIX_PATH")}
+    env.update(HOD_DYNAMICS_BACKEND="numpy", MPLBACKEND="Agg", PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}")
+
+    def run(*args, exe="hod-dynamics"):
+        return subprocess.run([str(bindir / exe) if "/" not in exe else exe, *args], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=600)
+
+    info = run("info", "solo12")
+    assert info.returncode == 0 and "12 moving joints" in info.stdout, info.stdout + info.stderr
+    demo = run("demo", "--duration", "0.2", "--order", "2", "--out", "demo")
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert (tmp_path / "demo" / "demo_torque_jets.png").stat().st_size > 20000
+    rec = panda_recording
+    bag = run("analyze-bag", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", "bag", "--friction", "fit",
+              "--no-progress", *rec.locks)
+    assert bag.returncode == 0, bag.stdout + bag.stderr
+    assert "skipped" not in bag.stdout + bag.stderr and "Traceback" not in bag.stderr
+    for name in ("samples.csv", "summary.json", "derived.mcap", "friction.yaml", "tau.png", "tau_dot.png",
+                 "tau_ddot.png", "residual.png", "friction.png"):
+        assert (tmp_path / "bag" / name).stat().st_size > 0, name
+    node = run("--ros-args", "-p", "urdf_path:=iiwa14", exe=str(venv / "lib" / "hod_dynamics" / "feedforward_node"))
+    lines = node.stderr.strip().splitlines()
+    assert node.returncode == 1 and len(lines) == 1 and not node.stdout, node.stdout + node.stderr
+    assert lines[0].startswith("[FATAL] [hod_feedforward]: cannot start: rclpy cannot be imported") and \
+        'pip install ".[ros]"' in lines[0] and "ROS 2 installation" in lines[0], lines[0]
+
+
+def test_bootstrap_reinstalls_only_when_the_installed_source_changed(tmp_path, monkeypatch):
+    """tools/bootstrap.py skips `pip install` when the venv's stamp holds the hash of this
+    source and the extras the job needs; any change to an installed file, or a job needing
+    more extras, reinstalls; tests, benchmarks and docs outside the install do not."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bootstrap_under_test", os.path.join(ROOT, "tools", "bootstrap.py"))
+    boot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(boot)
+    src = _copy_source(str(tmp_path / "src"))
+    venv = tmp_path / "src" / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    os.symlink(sys.executable, venv / "bin" / "python")
+    monkeypatch.setattr(boot, "ROOT", src)
+    monkeypatch.setattr(boot, "VENV", str(venv))
+    monkeypatch.setattr(boot, "PY", str(venv / "bin" / "python"))
+    monkeypatch.setattr(boot, "STAMP", str(venv / "hod_dynamics.install"))
+    digest = boot.source_hash()
+    assert not boot.up_to_date("ros", digest)  # never installed
+    (venv / "hod_dynamics.install").write_text(f"{digest} all\n")
+    assert boot.up_to_date("ros", digest) and boot.up_to_date("all", digest)
+    (venv / "hod_dynamics.install").write_text(f"{digest} ros\n")
+    assert boot.up_to_date("ros", digest) and not boot.up_to_date("all", digest)
+    with open(os.path.join(src, "test", "test_cli.py"), "a") as fh:   # not installed: no reinstall
+        fh.write("\n# a comment\n")
+    os.makedirs(os.path.join(src, "hod_dynamics", "__pycache__"), exist_ok=True)
+    with open(os.path.join(src, "hod_dynamics", "__pycache__", "x.nbi"), "w") as fh:  # numba's cache
+        fh.write("x")
+    assert boot.source_hash() == digest
+    for changed in (os.path.join("hod_dynamics", "cli.py"), os.path.join("config", "feedforward.yaml")):
+        with open(os.path.join(src, changed), "a") as fh:
+            fh.write("\n# changed\n")
+        assert boot.source_hash() != digest, changed
+        assert not boot.up_to_date("ros", boot.source_hash())

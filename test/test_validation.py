@@ -123,3 +123,64 @@ def test_a_compiled_kernels_nan_is_named_by_the_same_check(iiwa):
     with pytest.raises(hd.InputError, match=r"qd holds a non-finite value at index \(3,\) "
                                             r"\(joint 'iiwa_joint_4'\)"):
         validation.name_non_finite(iiwa, q=np.zeros(7), qd=bad)
+
+
+# -- odd input that used to pass without a word ----------------------------------------------------
+def test_text_is_refused_where_numbers_go_naming_the_argument(iiwa, solo):
+    """float("0") reads text as a number: a column read as strings would pass unnoticed."""
+    from hod_dynamics.trajectory import load_trajectory
+
+    zero = np.zeros(7)
+    texts = {"q": lambda: hd.inverse_dynamics(iiwa, ["0"] * 7, zero, zero),
+             "qd": lambda: hd.inverse_dynamics(iiwa, zero, np.array([b"0"] * 7), zero),
+             "qjet": lambda: hd.time_derivatives(iiwa, np.full((4, 7), "0.5"), 1),
+             "qdd": lambda: hd.id_partials(iiwa, zero, zero, np.array(["1", 2, 3, 4, 5, 6, 7], dtype=object)),
+             "v": lambda: hd.inverse_dynamics(solo, np.r_[0, 0, 0, 0, 0, 0, 1.0, np.zeros(12)],
+                                              ["0"] * 18, np.zeros(18))}
+    for name, call in texts.items():
+        with pytest.raises(hd.InputError, match=rf"^{name} must be an array of real numbers, got text such as"):
+            call()
+    traj = load_trajectory("iiwa14_demo")
+    with pytest.raises(hd.TrajectoryError, match=r"^evaluation times t must be an array of real numbers, got text"):
+        traj.jet(["0.5", "1.0"], 2)
+    with pytest.raises(hd.InputError, match=r"^t must be an array of real numbers, got text"):
+        feedforward(iiwa, traj, ["0.5"], order=1)
+    # numbers in any real dtype still pass
+    assert hd.inverse_dynamics(iiwa, np.zeros(7, dtype=np.int32), [0] * 7, [False] * 7).shape == (7,)
+
+
+def test_a_batch_that_cannot_fit_in_memory_is_refused_before_allocating(iiwa):
+    """10^12 samples (broadcast views cost nothing; no computer holds their result): the
+    package's error with the estimate and the largest batch that fits, not numpy's MemoryError
+    midway (nor a scan of the values first)."""
+    from hod_dynamics.trajectory import load_trajectory
+
+    many = np.broadcast_to(np.zeros(7), (10**12, 7))
+    calls = {"inverse_dynamics": lambda: hd.inverse_dynamics(iiwa, many, many, many),
+             "time_derivatives": lambda: hd.time_derivatives(iiwa, np.broadcast_to(np.zeros((4, 7)), (10**12, 4, 7)), 1),
+             "id_partials": lambda: hd.id_partials(iiwa, many, many, many),
+             "id_second_partials": lambda: hd.id_second_partials(iiwa, many, many, many),
+             "mass_matrix": lambda: hd.mass_matrix(iiwa, many),
+             "frame_pose/frame_jacobian": lambda: hd.frame_jacobian(iiwa, many, "iiwa_link_7"),
+             "Trajectory.jet": lambda: load_trajectory("iiwa14_demo").jet(np.broadcast_to(0.5, (10**12,)), 4)}
+    for what, call in calls.items():
+        with pytest.raises(hd.InputError, match=rf"{what} of 1,000,000,000,000 samples needs about [\d.]+ GB of "
+                                                r"memory, [\d.]+ [GM]B is available; compute it in parts of at "
+                                                r"most [\d,]+ samples"):
+            call()
+
+
+def test_derivatives_above_a_trajectorys_continuity_come_with_a_warning():
+    import warnings
+
+    from hod_dynamics.trajectory import Trajectory
+
+    traj = Trajectory.from_waypoints(["a", "b"], [0.0, 1.0, 2.0], [[0, 0], [1, 2], [0, 1]], continuity=4)
+    t = np.linspace(0.0, 2.0, 11)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert traj.jet(t, 4).shape == (11, 5, 2)   # up to the continuity: no word
+    with pytest.warns(hd.HodDynamicsWarning, match=r"n_derivatives=6 exceeds the continuity of this trajectory "
+                                                   r"\(C\^4\): its derivatives of order 5 to 6 jump at the knots"):
+        jet = traj.jet(t, 6)
+    assert jet.shape == (11, 7, 2)

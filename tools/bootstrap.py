@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Set up the project's .venv and run a job in it: the README's two commands.
 
-    python3 tools/bootstrap.py demo [ARGS...]   # install ".[ros,plot,bag]", run `hod-dynamics demo ARGS`
+    python3 tools/bootstrap.py demo [ARGS...]   # install ".[ros]", run `hod-dynamics demo ARGS`
     python3 tools/bootstrap.py test [ARGS...]   # install ".[all]", run pytest ARGS (the whole suite)
 
 Needs only Python 3.10+. When the interpreter's venv module has no ensurepip (Debian/Ubuntu
 without python3-venv), the venv is created without pip and pip is bootstrapped from the
 system pip or, failing that, from PyPI's pip wheel. The package is installed non-editable so
 that share/ (launch, config, URDFs) and the ament index marker exist as on a ROS system.
+The install is skipped when the venv already holds this very source (a hash of the files
+the install copies, kept in the venv) with the extras the job needs.
 """
 
+import hashlib
 import json
 import os
 import random
@@ -23,7 +26,13 @@ import venv
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, ".venv")
 PY = os.path.join(VENV, "bin", "python")
-EXTRAS = {"demo": "ros,plot,bag", "test": "all"}
+EXTRAS = {"demo": "ros", "test": "all"}
+ALL = {"ros", "xacro", "identification", "test", "all"}  # what ".[all]" installs
+STAMP = os.path.join(VENV, "hod_dynamics.install")
+# what `pip install .` reads: a change here needs a reinstall (tests and benchmarks run from
+# the source tree and need none)
+INSTALLED = ["setup.py", "setup.cfg", "package.xml", "README.md", "hod_dynamics_nodes.py",
+             "hod_dynamics", "launch", "config", "resource", "scripts"]
 
 
 def run(cmd, **kw):
@@ -49,7 +58,45 @@ def bootstrap_pip():
         run([PY, os.path.join(wheel, "pip"), "install", "-q", wheel])
 
 
+def source_hash():
+    """sha256 of the files the install copies (names and contents) and of this Python."""
+    digest = hashlib.sha256(sys.version.encode())
+    for top in INSTALLED:
+        path = os.path.join(ROOT, top)
+        files = [path] if os.path.isfile(path) else sorted(
+            os.path.join(folder, name) for folder, dirs, names in os.walk(path)
+            if "__pycache__" not in folder.split(os.sep) for name in names if not name.endswith(".pyc"))
+        for name in files:
+            digest.update(os.path.relpath(name, ROOT).encode() + b"\0")
+            with open(name, "rb") as fh:
+                digest.update(fh.read() + b"\0")
+    return digest.hexdigest()
+
+
+def _extras(text):
+    extras = set(text.split(","))
+    return ALL if "all" in extras else extras
+
+
+def up_to_date(extras, digest):
+    """True when the venv holds this source with (at least) ``extras``, as stamped by the last
+    install, and its interpreter still runs."""
+    try:
+        with open(STAMP, encoding="utf-8") as fh:
+            stamped, installed = fh.read().split()
+    except (OSError, ValueError):
+        return False
+    return stamped == digest and _extras(extras) <= _extras(installed) and os.access(PY, os.X_OK)
+
+
 def ensure_venv(extras):
+    digest = source_hash()
+    if up_to_date(extras, digest):
+        print(f"+ {os.path.relpath(VENV, ROOT)} already holds this source with .[{extras}]: no reinstall",
+              flush=True)
+        return
+    if os.path.exists(STAMP):
+        os.remove(STAMP)
     if not has_pip():
         try:
             venv.create(VENV, with_pip=True, clear=os.path.exists(VENV))
@@ -59,6 +106,8 @@ def ensure_venv(extras):
             bootstrap_pip()
     run([PY, "-m", "pip", "install", "-q", "--upgrade", "pip"])
     run([PY, "-m", "pip", "install", "-q", "--upgrade", f".[{extras}]"], cwd=ROOT)
+    with open(STAMP, "w", encoding="utf-8") as fh:
+        fh.write(f"{digest} {extras}\n")
 
 
 def _udp_port_free(port):

@@ -43,7 +43,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from ..actuators import load_actuators
-from ..backend import compile_notice, requested_backend
+from ..backend import compile_notices, requested_backend
 from ..dispatch import prepare_compiled_kernels
 from ..errors import HodDynamicsError, StartupError
 from ..friction import load_friction
@@ -218,11 +218,9 @@ class FeedforwardNode(Node):
         self.get_logger().info("preparing the compiled kernels (numba) in the background; "
                                "the numpy path serves meanwhile")
         t0 = time.monotonic()
-        try:
-            notice = compile_notice()   # numba's cache is empty (first start after an install): say so
-            if notice:
-                self.get_logger().info(notice)
-            prepare_compiled_kernels(model, self.stream.continuity - 2)
+        try:  # a compile (first start after an install) is announced in the log as it starts
+            with compile_notices(self.get_logger().info):
+                prepare_compiled_kernels(model, self.stream.continuity - 2)
         except Exception as exc:  # the numpy path keeps serving
             self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc!r}")
             return
