@@ -24,6 +24,11 @@ The model arrays each kernel reads are packed beside it, at the end of this modu
 model (:func:`rnea_kernel`, :func:`kernel_model`); the dispatcher (:mod:`hod_dynamics.dispatch`)
 chooses the kernel and hands it validated arrays.
 
+Longer than the package's other modules (about 700 lines): the recursion is written out for
+the compiler in SIMD lanes and one by one, with a floating base in both, each with helpers
+that one version alone needs (the regressor kernels reuse the forward step); splitting them
+would split helpers from their only callers.
+
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 ``cache=True`` stores the machine code next to this file (or in numba's user-wide cache
 when the install is read-only); without any writable cache location it compiles in memory.

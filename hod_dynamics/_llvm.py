@@ -8,6 +8,12 @@ under a name derived from the hash of the IR, the CPU and the llvmlite version, 
 later process loads it in milliseconds, and a changed kernel, CPU or LLVM never loads stale
 code (no timestamps involved).
 
+Longer than the package's other modules (about 550 lines): the writer of the IR (the
+:class:`Emitter`, its arithmetic with constants folded, loops, branches, stack slots and a
+vectorisable sin/cos), the compile and cache of that IR and the numba intrinsic that calls it
+are one concept, the generated code's life from text to call, which both kernel generators
+use.
+
 Cache directory: ``$NUMBA_CACHE_DIR/hod_dynamics`` when that variable is set (the compiled code
 of this package lives with numba's), else ``__pycache__`` beside this module when writable,
 else ``$XDG_CACHE_HOME/hod_dynamics`` (``~/.cache/hod_dynamics``); without any writable
@@ -55,6 +61,9 @@ def signature(arrays, integers):
 _lock = threading.Lock()
 _engines = []  # execution engines holding loaded code: kept alive as long as the process
 compiled_here = []  # names of the kernels this process compiled (rather than loaded)
+# called as listener(name, cached) just before a kernel is compiled (not when it is loaded):
+# hod_dynamics.backend announces the wait there; an exception it raises stops the compile
+compile_listeners = []
 
 
 @lru_cache(maxsize=1)
@@ -105,8 +114,7 @@ def is_cached(ir_text, name):
 def compile_ir(ir_text, name):
     """The address of function ``name`` defined in ``ir_text``, compiled for this CPU or loaded
     from the disk cache (one compile per IR text across processes, once per process in memory).
-    A compile is announced first (the notice of the kernel's group, see
-    :func:`hod_dynamics.backend.announce`)."""
+    A compile is announced first (:data:`compile_listeners`)."""
     with _lock:
         return _compile_locked(ir_text, name)
 
@@ -123,9 +131,8 @@ def _compile_locked(ir_text, name):
         except OSError:
             obj = None
     if not obj:
-        from .backend import announce, generated_group
-
-        announce(generated_group(name), cached=path is not None)
+        for listener in compile_listeners:  # the compile notice (hod_dynamics.backend)
+            listener(name, path is not None)
         module = llvm.parse_assembly(ir_text)
         module.verify()
         builder = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(OPT_LEVEL))

@@ -29,6 +29,10 @@ values in registers, loops run over bodies and paths; nothing is allocated. The 
 generated kernel serves every model (its arrays from :func:`model_arrays`). Compiled by LLVM
 (:mod:`hod_dynamics._llvm`) in well under a second, cached on disk.
 
+Longer than the package's other modules (about 1,000 lines): the four kernels share the
+world-frame state, its layout and the spatial algebra on lists that writes their code; apart,
+each module would import the others' private helpers.
+
 Each kernel has the common signature of :mod:`hod_dynamics._llvm`: ``i32 f(model, x0, x1, x2,
 out0, out1, out2, out3, g0s, -, B, base, flag, -, work)`` (``model``: :func:`model_arrays`) and returns DONE, NON_FINITE (an
 input holds a NaN or an infinity; nothing is written for that sample onwards) or SINGULAR

@@ -1,9 +1,9 @@
 """The Newton-Euler recursion on Taylor jets, generated as LLVM IR for one Taylor order.
 
 The algorithm of :mod:`hod_dynamics.recursive` (S. Kumar, A. Müller, "Nth order analytical time
-derivatives of inverse dynamics in recursive and closed forms", ICRA 2021, sec. II), in the
-joint-aligned body frames of :mod:`hod_dynamics._kernels` (z along each joint axis, so that the
-joint motion acts on the (x, y) components of twists and wrenches as the complex factor
+derivatives of inverse dynamics in recursive and closed forms", ICRA 2021, sec. II), in
+joint-aligned body frames (:func:`joint_frames`: z along each joint axis, so that the joint
+motion acts on the (x, y) components of twists and wrenches as the complex factor
 ``exp(-i q(t))``, and ``tau_i`` is a z component), for fixed bases whose joints all have such
 frames (revolute and prismatic joints).
 
@@ -28,6 +28,10 @@ base body n (zero twist, gravity ``(0, -g)``: every root is its child), the coef
 wrench coefficients after the joint motion U (K, 4) and external wrenches X (K, n, 6). The
 parts of a body's step that differ between revolute and prismatic joints are two branches;
 what they share (the body wrench, the transform to the parent) is written once.
+
+Longer than the package's other modules (about 600 lines): the generator of the recursion
+(three input modes, the two joint kinds, the forward and backward passes), the packing of each
+model and the numba callers of its kernels belong to one kernel family.
 """
 
 import math

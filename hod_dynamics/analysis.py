@@ -16,6 +16,10 @@ the measured efforts, and joint friction identified from them.
 
 Residuals are model tau minus measured effort; the summary gives them in N m and as % of the
 *measured* effort's range, rigid body only and with friction side by side.
+
+Longer than 500 lines: the analysis and the files of its report (samples.csv, friction.yaml,
+the plots, the derived bag) read the same :class:`BagAnalysis` fields; the fit, the time base
+and the dynamics are in smoothing.py, timebase.py, trajectory.py and dynamics.py.
 """
 
 import warnings

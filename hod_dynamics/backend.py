@@ -34,7 +34,6 @@ import sys
 import threading
 import warnings
 from contextlib import contextmanager
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
 import numpy as np
@@ -276,6 +275,9 @@ def _listen_for_compiles():
             _notice_state.depth = max(0, getattr(_notice_state, "depth", 1) - 1)
 
     event.register("numba:compile", _CompileListener())
+    from . import _llvm  # the generated kernels: compiled by LLVM, announced the same way
+
+    _llvm.compile_listeners.append(lambda name, cached: announce(generated_group(name), cached))
     _listening.append(True)
 
 
@@ -461,6 +463,10 @@ def map_chunks(func, start, stop):
     with _pools_lock:
         pool = _pools.get(count - 1)
         if pool is None:
+            # imported here, for batches large enough to share: concurrent.futures brings
+            # logging and queue, milliseconds of every `import hod_dynamics`
+            from concurrent.futures import ThreadPoolExecutor
+
             pool = _pools[count - 1] = ThreadPoolExecutor(count - 1, "hod_dynamics")
     rest = [pool.submit(func, a, b) for a, b in zip(edges[1:-1], edges[2:])]
     return [func(edges[0], edges[1])] + [f.result() for f in rest]

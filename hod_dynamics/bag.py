@@ -10,6 +10,10 @@ Times: a message's time is its header stamp, or the bag's receive time when the 
 zero; integers in ns (absolute) and floats in s relative to ``t0_ns`` (the first sample).
 Every failure to read a bag raises :class:`~hod_dynamics.errors.InputError` (one line that
 says what to do). Requires ``pip install rosbags``.
+
+Longer than 500 lines: reading and writing share the rosbags types and the message layouts
+(joint states decoded in bulk by their serialised layout; an MCAP writer of whole chunks;
+derived rows patched into a serialised template).
 """
 
 import os

@@ -12,6 +12,11 @@ Every failure the user can cause (bad arguments, a missing or malformed file, an
 that cannot be written, a job that would not fit in memory) prints one line
 ``hod-dynamics: error: ...`` on stderr and exits with code 2; a closed output pipe
 (``hod-dynamics info X | head -2``) ends the command quietly.
+
+Longer than 500 lines: one parser and one function per command (demo, info, robots,
+analyze-bag, identify, excite), each with the checks a user's input needs before a job (output
+folders, memory); they share the parser's option groups and the one-line error handling. The
+work itself is in the library modules each command calls.
 """
 
 import argparse

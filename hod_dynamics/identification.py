@@ -34,6 +34,10 @@
 Recordings that cannot determine some combination (a joint that never moves, a joint that
 moves in one direction only, too few samples) raise :class:`InputError` naming those base
 parameters.
+
+Longer than 500 lines: the estimate, its uncertainty and its report (identification.json,
+the URDF, the plots) share the reduced data of every recording; the regressor and the base
+parameters are in :mod:`hod_dynamics.regressors` and :mod:`hod_dynamics.base_parameters`.
 """
 
 import json

@@ -23,6 +23,10 @@ Data flows through three steps:
    rigidly), and turns every moving joint into a screw ``X_i`` and a reference configuration
    ``B_i`` (the joint origin, composed with the merged fixed transforms above it). The body
    frame of a moving joint is its child link's URDF frame.
+
+Longer than 500 lines: the steps from a description's text to the model's arguments share the
+line numbers that every error names; the table of what each element may hold is in
+:mod:`hod_dynamics.urdf_schema`.
 """
 
 import os
