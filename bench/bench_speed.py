@@ -19,8 +19,10 @@ Floating-base rows (Solo 12, TALOS with a free base; Pinocchio's free flyer in t
 ``hd.mass_matrix`` beside ``rnea``, ``computeRNEADerivatives`` and the FD route.
 
 Then scaling in the number of bodies (chains of 7, 14, 28, 56 joints) and in the order (0..6,
-Panda), a 1,000,000-sample profile (time and peak traced memory), and numba's compile time
-(a cold compile in a subprocess with an empty cache directory, and the cached load).
+Panda), a 1,000,000-sample profile (time and peak traced memory), the one-sample cost of every
+public entry point beside its compiled kernel's own (and Pinocchio's ``crba`` from Python
+beside ``mass_matrix``), and the first calls after an install: new processes with an empty
+cache of compiled code (``NUMBA_CACHE_DIR``), then with the cache filled.
 Medians over repeats; ratios are ours / Pinocchio's route at the same batch size.
 Run: ``python bench/bench_speed.py`` (``--quick`` for a shorter run).
 """
@@ -325,34 +327,144 @@ def million(model):
     return peak - out.nbytes
 
 
-COMPILE_SNIPPET = """
-import time, numpy as np
+def per_call(f, inner, repeats=9):
+    """Median over ``repeats`` of the thread's CPU time (s) per call of f, timed over ``inner``
+    calls (one call lasts about a microsecond: a single timing would measure the clock)."""
+    f()
+    times = []
+    for _ in range(repeats):
+        t0 = time.thread_time()
+        for _ in range(inner):
+            f()
+        times.append((time.thread_time() - t0) / inner)
+    return statistics.median(times)
+
+
+def one_sample_routes(model, pr):
+    """(entry point, kernel call, public call) of every public entry point on one sample: the
+    kernel is the compiled function called directly on prepared arrays (its numba caller, as
+    the entry point calls it); the public call is what a user writes."""
+    from hod_dynamics import _partials_ir as P
+    from hod_dynamics import _rnea_ir as R
+    from hod_dynamics import dispatch
+    from hod_dynamics.second_partials import _second_plan
+
+    n = model.n_dof
+    rng = np.random.default_rng(7)
+    q, qd, qdd = rng.uniform(-1, 1, (3, n))
+    geo = R.geometry(model)
+    R.prepare_one_sample()
+    routes = []
+    for order in (0, 1, 2, 3, 4):
+        jet = rng.uniform(-1, 1, (order + 3, n))
+        out, a = np.empty((order + 1, n)), R.kernel_address(order + 1, 1)
+        routes.append((f"time_derivatives order {order}",
+                       lambda a=a, jet=jet, out=out: R.run_one(a, geo, jet, out),
+                       lambda jet=jet, order=order: hd.time_derivatives(model, jet, order)))
+    out = np.empty(n)
+    for label, mode, call in (("inverse_dynamics", "state", lambda: hd.inverse_dynamics(model, q, qd, qdd)),
+                              ("gravity_torques", "gravity", lambda: hd.gravity_torques(model, q))):
+        a = R.kernel_address(1, 1, False, mode)
+        routes.append((label, lambda a=a: R.run_state(a, geo, q, qd, qdd, out), call))
+    plan = dispatch.world_plan(model)
+    for which, caller, args, shape, call in (
+            ("crba", P.run_mass, (q,), (n, n), lambda: hd.mass_matrix(model, q)),
+            ("forward_dynamics", P.run_forward, (q, qd, qdd), (n,),
+             lambda: hd.forward_dynamics(model, q, qd, qdd)),
+            ("first_partials", P.run_first, (q, qd, qdd), (3, n, n),
+             lambda: hd.id_partials(model, q, qd, qdd))):
+        P.prepare(caller)
+        a, o = P.kernel_address(which), np.empty(shape)
+        label = {"crba": "mass_matrix", "first_partials": "id_partials"}.get(which, which)
+        routes.append((label, lambda a=a, o=o, caller=caller, args=args: caller(a, plan.model, *args, o),
+                       call))
+    hd.id_second_partials(model, q, qd, qdd)
+    sp = _second_plan(model)
+    T, work, a = np.empty((4, n, n, n)), np.empty(sp.work), P.kernel_address("second_partials")
+    routes.append(("id_second_partials",
+                   lambda: P.run_second(a, sp.model, q, qd, qdd, T[0], T[1], T[2], T[3], work, True),
+                   lambda: hd.id_second_partials(model, q, qd, qdd)))
+    pq = pr.q(q)
+    routes.append(("Pinocchio crba from Python", None,
+                   lambda: pr.pin.crba(pr.model, pr.data, pq)))
+    return routes
+
+
+def entry_points(robots_):
+    """The one-sample cost of every public entry point against its kernel's own (interleaved
+    rounds: entry point and kernel back to back, best median over the rounds)."""
+    if resolve_backend() != "numba":
+        return {}
+    print("\n| robot | entry point, one sample | entry point (us) | its kernel (us) | entry / kernel |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    results = {}
+    for name, model, pr in robots_:
+        routes = one_sample_routes(model, pr)
+        inner = max(20, int(2000 / model.n_dof))
+        best = {}
+        for _ in range(5):
+            for label, kernel, call in routes:
+                for key, f in (("kernel", kernel), ("entry", call)):
+                    if f is not None:
+                        t = per_call(f, inner, 5)
+                        best[label, key] = min(best.get((label, key), np.inf), t)
+        for label, kernel, _ in routes:
+            e = best[label, "entry"]
+            k = best.get((label, "kernel"))
+            ratio = f"{e / k:.2f}" if k else ""
+            print(f"| {name} (n={model.n_dof}) | {label} | {us(e)} | {us(k) if k else ''} | {ratio} |")
+        results[name] = best
+    return results
+
+
+COLD_SNIPPET = """
+import sys, time
 t0 = time.perf_counter()
+import numpy as np
 import hod_dynamics as hd
 model = hd.load_robot("iiwa14")
 t1 = time.perf_counter()
-hd.time_derivatives(model, np.zeros((5, 7)), 2, backend="numba")
-t2 = time.perf_counter()
-hd.id_second_partials(model, *np.zeros((3, 7)), backend="numba")
-print(t1 - t0, t2 - t1, time.perf_counter() - t2)
+z = np.zeros(7)
+calls = {"time_derivatives": lambda: hd.time_derivatives(model, np.zeros((5, 7)), 2),
+         "id_second_partials": lambda: hd.id_second_partials(model, z, z, z),
+         "every kernel": lambda: [
+             hd.time_derivatives(model, np.zeros(b + (k + 3, 7)), k) for b in ((), (20,))
+             for k in range(5)] + [
+             f(model, *a) for f in (hd.inverse_dynamics, hd.forward_dynamics, hd.id_partials,
+                                    hd.id_second_partials)
+             for a in ((z, z, z), (np.zeros((20, 7)), z, z))] + [
+             hd.gravity_torques(model, z), hd.gravity_torques(model, np.zeros((20, 7))),
+             hd.mass_matrix(model, z), hd.mass_matrix(model, np.zeros((20, 7)))]}
+first = calls[sys.argv[1]]()
+print(t1 - t0, time.perf_counter() - t1)
 """
 
 
 def compile_time():
+    """First calls after an install: each in a new process with an empty cache of compiled
+    code (NUMBA_CACHE_DIR, which the generated kernels share), then again with the cache
+    filled. Wall time, on this machine as it is (load printed)."""
     if resolve_backend() != "numba":
         print("\nnumba not installed: numpy backend only")
-        return
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=os.path.join(HERE, ".."))
-        for label in ("cold (empty cache)", "warm (cached)"):
-            out = subprocess.run([sys.executable, "-c", COMPILE_SNIPPET], env=env, check=True,
-                                 capture_output=True, text=True).stdout.split()
-            print(f"numba, {label}: import {float(out[0]):.2f} s, first time_derivatives "
-                  f"{float(out[1]):.2f} s, first id_second_partials {float(out[2]):.2f} s",
-                  flush=True)
+        return {}
+    times = {}
+    print(f"\nfirst calls in a new process (KUKA iiwa, 7 joints; 1-minute load "
+          f"{os.getloadavg()[0]:.2f}): import + model, then the call")
+    print("\n| first call | empty cache: import (s) | empty cache: call (s) | cached: call (s) |")
+    print("| --- | ---: | ---: | ---: |")
+    for what in ("time_derivatives", "id_second_partials", "every kernel"):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=os.path.join(HERE, ".."))
+            cold, warm = (subprocess.run([sys.executable, "-c", COLD_SNIPPET, what], env=env,
+                                         check=True, capture_output=True, text=True).stdout.split()
+                          for _ in range(2))
+        times[what] = float(cold[1])
+        print(f"| {what} | {float(cold[0]):.2f} | {float(cold[1]):.2f} | {float(warm[1]):.2f} |",
+              flush=True)
+    return times
 
 
-def targets(times, exponent, extra_memory):
+def targets(times, exponent, extra_memory, entries, cold):
     """The speed targets of the project beside this run's numbers (a report, not a test: timings on a
     shared machine vary by up to 2x between runs)."""
     p, c = times["panda"], times["chain50"]
@@ -375,6 +487,22 @@ def targets(times, exponent, extra_memory):
     if extra_memory is not None:
         rows.append(("1,000,000 samples: working memory beyond the result (MB)",
                      extra_memory / 2**20, "bounded (blocks)"))
+    for name, best in entries.items():
+        labels = sorted({label for label, _ in best if (label, "kernel") in best})
+        worst = max(labels, key=lambda label: best[label, "entry"] / best[label, "kernel"])
+        rows.append((f"{name}, one sample: largest entry point / kernel ({worst})",
+                     best[worst, "entry"] / best[worst, "kernel"], "<= 2"))
+        if name == "panda":
+            rows.append(("Panda: inverse_dynamics / time_derivatives order 0",
+                         best["inverse_dynamics", "entry"] / best["time_derivatives order 0", "entry"],
+                         "<= 1"))
+            rows.append(("Panda: mass_matrix / Pinocchio crba from Python",
+                         best["mass_matrix", "entry"] / best["Pinocchio crba from Python", "entry"],
+                         "<= 2"))
+    for what, goal in (("time_derivatives", "<= 3"), ("id_second_partials", "<= 3"),
+                       ("every kernel", "<= 10")):
+        if what in cold:
+            rows.append((f"first call after an install (s): {what}", cold[what], goal))
     print("\n| target | this run | goal |\n| --- | ---: | --- |")
     for label, value, goal in rows:
         print(f"| {label} | {value:.2f} | {goal} |")
@@ -401,8 +529,9 @@ def main():
     exponent = scaling_dof(quick)
     scaling_order(panda, quick)
     extra_memory = None if quick else million(panda)
-    compile_time()
-    targets(times, exponent, extra_memory)
+    entries = entry_points([r for r in robots(quick)])
+    cold = compile_time()
+    targets(times, exponent, extra_memory, entries, cold)
     print(f"\n(total {time.perf_counter() - start:.0f} s)")
 
 

@@ -1,9 +1,12 @@
-"""Compiled (numba) kernel of the recursive Newton-Euler on Taylor jets.
+"""Compiled (numba) kernels of the recursive Newton-Euler on Taylor jets in the general form.
 
 The same algorithm as :func:`hod_dynamics.recursive.rnea_taylor`, written as plain loops over
 samples, bodies and Taylor coefficients so that numba compiles it to machine code; numpy's
 per-call overhead (many tiny arrays per body) dominates the vectorised path for one sample.
-Structure exploited (same numbers, fewer operations):
+Fixed bases whose joints are all revolute or prismatic run the generated kernels of
+:mod:`hod_dynamics._rnea_ir` instead (joint-aligned frames, several times faster); these
+kernels serve what those do not: screws with a pitch (:func:`rnea_jets_general`) and floating
+bases (:func:`rnea_floating`). Structure exploited (same numbers, fewer operations):
 
 - every ``Ad`` coefficient keeps the block form ``[[R, 0], [P, R]]`` (ad(X) and Ad(B^-1) have
   it, and sums and products preserve it), so it is stored as two 3x3 blocks (R, P);
@@ -15,17 +18,16 @@ Structure exploited (same numbers, fewer operations):
 - helpers take whole arrays and indices rather than slices: a slice is an array view whose
   reference counting costs more than the arithmetic on one sample;
 - below ``ONE_BY_ONE_BELOW`` samples the lanes do not pay for their loop and call overheads,
-  and :func:`_rnea_one` runs the same recursion on scalars, sample by sample (a single
-  sample: ~3 us instead of ~11 us on the Panda at order 2).
+  and :func:`_rnea_one` runs the same recursion on scalars, sample by sample.
 
 The model arrays each kernel reads are packed beside it, at the end of this module, once per
-model (:func:`rnea_kernel`, :func:`kernel_model`, :func:`z_geometry`); the dispatcher
-(:mod:`hod_dynamics.dispatch`) chooses the kernel and hands it validated arrays.
+model (:func:`rnea_kernel`, :func:`kernel_model`); the dispatcher (:mod:`hod_dynamics.dispatch`)
+chooses the kernel and hands it validated arrays.
 
-Longer than the package's other modules (about 1,300 lines): the recursion is written out three
-times for the compiler (joint-aligned frames in SIMD lanes and one by one, the general form,
-a floating base), each with helpers that one version alone needs; splitting them would split
-helpers from their only callers.
+Longer than the package's other modules (about 700 lines): the recursion is written out for
+the compiler in SIMD lanes and one by one, with a floating base in both, each with helpers
+that one version alone needs (the regressor kernels reuse the forward step); splitting them
+would split helpers from their only callers.
 
 Importing this module needs numba; :mod:`hod_dynamics.backend` imports it only when asked.
 ``cache=True`` stores the machine code next to this file (or in numba's user-wide cache
@@ -39,7 +41,6 @@ import numba
 import numpy as np
 
 from .model import per_model
-from .spatial import Ad, inverse
 
 
 def _njit(f, **extra):
@@ -67,7 +68,7 @@ def _inline(f):
     increments and decrements each array's reference count (atomic operations): for a
     helper doing a few dozen flops on one sample that costs more than the arithmetic.
     Measured, not applied everywhere: on the partials' 6x6 products it saves ~20 % at no
-    compile cost; on the lane loops of :func:`rnea_jets` it helps one sample but slows
+    compile cost; on the lane loops of :func:`_rnea_lanes` it helps one sample but slows
     batches by a third and lengthens the first compile.
     """
     return numba.njit(inline="always", error_model="numpy", fastmath={"contract"})(f)
@@ -75,41 +76,6 @@ def _inline(f):
 
 LANES = 128  # measured: 128 to 160 lanes run fastest (64: 20 % slower on TALOS, 16: twice as slow)
 ONE_BY_ONE_BELOW = 16  # measured: fewer samples run faster one by one, without lanes
-
-
-# sin and cos that LLVM can vectorise over the lanes (libm's are calls, one sample at a time:
-# a tenth of a batch's time): Cody-Waite reduction by pi/2 in three parts (the first two of
-# 33 bits, so k * part is exact for |k| < 2**20) and the minimax polynomials of fdlibm's
-# __kernel_sin and __kernel_cos on [-pi/4, pi/4]. Within 2 ulp of libm (1.1e-16 absolute,
-# measured on 10 million angles up to 1e5 rad); beyond SINCOS_LIMIT rad the callers use libm.
-_PIO2_1, _PIO2_2, _PIO2_3 = 1.5707963267341256, 6.077100506303966e-11, 2.0222662487959506e-21
-_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
-_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
-_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
-_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
-_TWO_OVER_PI = 0.6366197723675814
-SINCOS_LIMIT = 1e5
-
-
-@_inline
-def sincos(x):
-    """(sin x, cos x) for |x| <= SINCOS_LIMIT (see the constants above). The quadrant picks
-    the signs and the swap by arithmetic on exact small floats, not by branches or integers:
-    LLVM then vectorises a loop calling it (2.7 ns per angle instead of libm's ~15)."""
-    k = math.floor(x * _TWO_OVER_PI + 0.5)
-    r = ((x - k * _PIO2_1) - k * _PIO2_2) - k * _PIO2_3
-    z = r * r
-    s = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
-    hz = 0.5 * z
-    w = 1.0 - hz
-    c = w + (((1.0 - w) - hz) + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6))))))
-    q = k - 4.0 * math.floor(k * 0.25)  # quadrant 0..3
-    half = math.floor(q * 0.5)
-    odd = q - 2.0 * half  # 1 in quadrants 1 and 3: sin and cos swap
-    e = math.floor((q + 1.0) * 0.5)
-    sign_c = 1.0 - 2.0 * (e - 2.0 * math.floor(e * 0.5))  # -1 in quadrants 1 and 2
-    sign_s = 1.0 - 2.0 * half  # -1 in quadrants 2 and 3
-    return sign_s * (odd * c + (1.0 - odd) * s), sign_c * (odd * s + (1.0 - odd) * c)
 
 
 @_njit
@@ -387,10 +353,10 @@ def _forward_body(parents, screws, R0, P0, g0, jet, b, i, K, fact, R, P, V, G, w
 @_njit
 def _rnea_one(parents, screws, R0, P0, inertias, g0, jet, b, K, wext, out, fact, R, P, V, G, W,
               h, wc, E, VR, GR, WR):
-    """Sample b of :func:`rnea_jets`, without lanes: the same recursion on scalars, for one
+    """Sample b of :func:`rnea_jets_general`, without lanes: the same recursion on scalars, for one
     sample or a few, where the lanes' loop and call overheads cost more than the arithmetic.
 
-    Work arrays (from :func:`rnea_jets`): R, P (n, K+1, 3, 3) the blocks of the Ad
+    Work arrays (from :func:`rnea_jets_general`): R, P (n, K+1, 3, 3) the blocks of the Ad
     coefficients, V (n, K+1, 6), G (n, K, 3), W (n, K, 6), h (K, 6), wc (K+1,), E (3, 3).
     A floating base (``VR.shape[0] > 0``, see :func:`rnea_floating`): the bodies without a
     parent move with the base twist coefficients ``VR[b]`` (K+1, 6) and feel the gravity
@@ -515,7 +481,7 @@ def _forward_lanes(screws, R0, P0, g0, jet, b0, i, p, K, fact, AR, AP, V, G, wc,
 @_njit
 def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, floating, quat,
                 gravity, vbase, base):
-    """The recursion of :func:`rnea_jets`, ``LANES`` samples at a time. A floating base
+    """The recursion of :func:`rnea_jets_general`, ``LANES`` samples at a time. A floating base
     (``floating``; see :func:`rnea_floating` for ``quat``, ``gravity``, ``vbase``, ``base``) is
     body n, with ``inertias`` (n+1, 6, 6) holding its inertia last."""
     B = jet.shape[0]
@@ -585,45 +551,27 @@ def _rnea_lanes(parents, screws, R0, P0, inertias, g0, jet, K, wext, out, fact, 
 @_njit
 def model_arrays(geometry, n):
     """(screws (n, 6), R0 (n, 3, 3), P0 (n, 3, 3), inertias (n, 6, 6), g0 (6,)): views of the
-    flat ``geometry`` array (60 n + 6,) of :func:`rnea_jets`, end to end in that order."""
+    flat ``geometry`` array (60 n + 6,) of :func:`rnea_jets_general`, end to end in that order."""
     return (geometry[:6 * n].reshape((n, 6)), geometry[6 * n:15 * n].reshape((n, 3, 3)),
             geometry[15 * n:24 * n].reshape((n, 3, 3)),
             geometry[24 * n:60 * n].reshape((n, 6, 6)), geometry[60 * n:60 * n + 6])
 
 
 @_njit
-def rnea_jets(parents, geometry, jet, K, wext, out):
-    """tau jets by Newton-Euler on Taylor coefficients, in joint-aligned body frames (see
-    :func:`_rnea_z_lanes`), ``LANES`` samples at a time (one by one below
-    ``ONE_BY_ONE_BELOW`` samples), for a model whose screws all have such frames (flag 1.0 in
-    ``geometry``; :func:`rnea_jets_general` otherwise: it is compiled only when used).
+def rnea_jets_general(parents, geometry, jet, K, wext, out):
+    """tau jets by Newton-Euler on Taylor coefficients in the general form (the Ad coefficients
+    as 3x3 blocks), ``LANES`` samples at a time (one by one below ``ONE_BY_ONE_BELOW``
+    samples): for screws with a pitch, which have no joint-aligned frame (the generated
+    kernels of :mod:`hod_dynamics._rnea_ir` serve the others), and whenever those cannot run.
 
-    ``parents`` (n,) int; ``geometry`` the model's arrays end to end
-    (:func:`kernel_geometry`): those of :func:`model_arrays`, the flag,
-    those of :func:`z_model_arrays` (one argument rather than a dozen: numba converts every
-    array argument on every call, ~0.1 us apiece, which a single sample notices); ``jet``
+    ``parents`` (n,) int; ``geometry`` the model's arrays end to end (:func:`kernel_geometry`,
+    :func:`model_arrays`: ``screws``, ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``,
+    ``inertias`` (n, 6, 6), ``g0`` (6,) base acceleration ``(0, -g)``; one argument rather
+    than five: numba converts every array argument on every call, ~0.1 us apiece); ``jet``
     (B, >=K+2, n) derivative jet q^(0..K+1); ``wext`` (K, Bw, n, 6) body-frame wrench Taylor
     coefficients with Bw == B, or Bw == 0 for none. Writes ``out`` (B, K, n): tau^(0..K-1)
     (derivatives, not coefficients) and returns True; returns False, computing nothing, when
-    the rows it reads hold a NaN or an infinity.
-    """
-    n = parents.shape[0]
-    if not _jet_finite(jet, K + 2):
-        return False
-    fact = _factorials(K + 2)
-    if jet.shape[0] < ONE_BY_ONE_BELOW:
-        _rnea_z_samples(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
-    else:
-        _rnea_z_lanes(parents, geometry[60 * n + 7:], jet, K, wext, out, fact)
-    return True
-
-
-@_njit
-def rnea_jets_general(parents, geometry, jet, K, wext, out):
-    """:func:`rnea_jets` in the general form (the Ad coefficients as 3x3 blocks, from
-    ``screws``, ``R0, P0`` (n, 3, 3) blocks of ``Ad(B_i^-1)``, ``inertias`` (n, 6, 6), ``g0``
-    (6,) base acceleration ``(0, -g)``: :func:`model_arrays`): for screws with a pitch, which
-    have no joint-aligned frame."""
+    the rows it reads hold a NaN or an infinity."""
     B = jet.shape[0]
     n = parents.shape[0]
     screws, R0, P0, inertias, g0 = model_arrays(geometry, n)
@@ -674,7 +622,7 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
                   vbase, K, wext, out, base):
     """tau jets of a floating-base tree, sample by sample (:func:`_rnea_one` with a moving base).
 
-    Model arrays as in :func:`rnea_jets` (``g0`` unused: gravity comes with the base) plus
+    Model arrays as in :func:`rnea_jets_general` (``g0`` unused: gravity comes with the base) plus
     ``base_inertia`` (6, 6) and ``gravity`` (3,) in the world; ``jet`` (B, >=K+2, n) joint jet
     q^(0..K+1); ``quat`` (B, 4) unit quaternions (x, y, z, w) of the base; ``vbase``
     (B, K+1, 6) the base body twist (omega, v) and its derivatives; ``wext`` (K, Bw, n+1, 6)
@@ -745,476 +693,6 @@ def rnea_floating(parents, screws, R0, P0, inertias, g0, base_inertia, gravity, 
     return True
 
 
-# -- batches in joint-aligned body frames --------------------------------------------------------
-# Body i's frame moved onto its joint axis (z along the axis, origin on it; the model arrays
-# are re-expressed there once per model by :func:`z_geometry`) makes
-# the joint motion a rotation about z (or a translation along z): Ad(exp(-Z q)) then acts on
-# the (x, y) components of a twist or wrench as the complex factor exp(-i q(t)), whose Taylor
-# coefficients take O(K^2) flops, and the constant part Ad(H) of the joint transform is
-# applied once per coefficient. The Ad coefficients themselves are never formed (they cost
-# most of the work of the general form above). tau_i is the z component (torque, or force).
-
-
-@_njit
-def z_model_arrays(zgeo, n):
-    """(kinds (n,) 0 revolute / 1 prismatic, RH (n, 3, 3), pH (n, 3), M (n, 6, 6), Tw (n, 6, 6),
-    g0 (3,)): views of the flat array of :func:`z_geometry`: ``Ad(H_i)
-    = [[RH, 0], [pH~ RH, RH]]`` the constant part of the joint transform (parent's frame to
-    body i's, at q = 0), ``M`` the inertias, ``Tw = Ad(T_i)^T`` (wrench from the link's body
-    frame to the joint-aligned one), ``g0`` the linear part of the base acceleration."""
-    kinds = zgeo[:n]
-    RH = zgeo[n:10 * n].reshape((n, 3, 3))
-    pH = zgeo[10 * n:13 * n].reshape((n, 3))
-    M = zgeo[13 * n:49 * n].reshape((n, 6, 6))
-    Tw = zgeo[49 * n:85 * n].reshape((n, 6, 6))
-    return kinds, RH, pH, M, Tw, zgeo[85 * n:85 * n + 3]
-
-
-@_njit
-def _z_motion(jet, b0, i, rev, wc, E, a, K, S):
-    """E[i, k, :, s]: Taylor coefficients of exp(-i q) = cos q - i sin q (revolute) as (real,
-    imaginary) rows, from (k+1) E_{k+1} = -i sum_j wc_j E_{k-j}; prismatic: E[i, k, 0] the
-    coefficients of q."""
-    if rev:
-        for s in range(S):  # the angles side by side first: the next loop is then vectorised
-            a[0, s] = jet[b0 + s, 0, i]
-        for s in range(S):
-            sn, cs = sincos(a[0, s])
-            E[i, 0, 0, s] = cs
-            E[i, 0, 1, s] = -sn
-        for s in range(S):  # rare: libm beyond the range of sincos
-            t = a[0, s]
-            if abs(t) > SINCOS_LIMIT:
-                E[i, 0, 0, s] = math.cos(t)
-                E[i, 0, 1, s] = -math.sin(t)
-        for k in range(K):
-            for s in range(S):
-                a[0, s] = wc[0, s] * E[i, k, 0, s]
-                a[1, s] = wc[0, s] * E[i, k, 1, s]
-            for j in range(1, k + 1):
-                for s in range(S):
-                    a[0, s] += wc[j, s] * E[i, k - j, 0, s]
-                    a[1, s] += wc[j, s] * E[i, k - j, 1, s]
-            c = 1.0 / (k + 1)
-            for s in range(S):
-                E[i, k + 1, 0, s] = a[1, s] * c
-                E[i, k + 1, 1, s] = -a[0, s] * c
-    else:
-        for s in range(S):
-            E[i, 0, 0, s] = jet[b0 + s, 0, i]
-        for k in range(1, K + 1):
-            c = 1.0 / k
-            for s in range(S):
-                E[i, k, 0, s] = wc[k - 1, s] * c
-
-
-@_njit
-def _h_apply(RH, pH, i, X, p, Y, N, S):
-    """Y[k] = Ad(H_i) X[p, k] for k < N (twists, lanes S): (R a, pH x R a + R b)."""
-    R = RH[i]
-    q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
-    for k in range(N):
-        for s in range(S):
-            a0, a1, a2 = X[p, k, 0, s], X[p, k, 1, s], X[p, k, 2, s]
-            b0, b1, b2 = X[p, k, 3, s], X[p, k, 4, s], X[p, k, 5, s]
-            r0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
-            r1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
-            r2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
-            Y[k, 0, s], Y[k, 1, s], Y[k, 2, s] = r0, r1, r2
-            Y[k, 3, s] = R[0, 0] * b0 + R[0, 1] * b1 + R[0, 2] * b2 + q1 * r2 - q2 * r1
-            Y[k, 4, s] = R[1, 0] * b0 + R[1, 1] * b1 + R[1, 2] * b2 + q2 * r0 - q0 * r2
-            Y[k, 5, s] = R[2, 0] * b0 + R[2, 1] * b1 + R[2, 2] * b2 + q0 * r1 - q1 * r0
-
-
-@_njit
-def _z_twists(E, i, rev, Y, has_parent, wc, V, K, S):
-    """V[i, k] = the joint motion applied to the twists Y[k] (coefficients of the product of
-    jets) + wc_k Z, k <= K; without a parent Y is not read (the twist is wc_k Z). One loop over
-    the lanes per (k, j), all six components in it: each loop costs a set-up (alias checks,
-    remainder), which more lanes dilute but the cache does not like."""
-    for k in range(K + 1):
-        if not has_parent:
-            z = 2 if rev else 5
-            for r in range(6):
-                for s in range(S):
-                    V[i, k, r, s] = 0.0
-            for s in range(S):
-                V[i, k, z, s] = wc[k, s]
-        elif rev:  # exp(-i q) (x + i y) on (w0, w1) and (v0, v1); the j = 0 term first
-            for s in range(S):
-                c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
-                y0, y1, y3, y4 = Y[k, 0, s], Y[k, 1, s], Y[k, 3, s], Y[k, 4, s]
-                V[i, k, 0, s] = c * y0 - sn * y1
-                V[i, k, 1, s] = sn * y0 + c * y1
-                V[i, k, 2, s] = Y[k, 2, s] + wc[k, s]
-                V[i, k, 3, s] = c * y3 - sn * y4
-                V[i, k, 4, s] = sn * y3 + c * y4
-                V[i, k, 5, s] = Y[k, 5, s]
-            for j in range(1, k, 2):  # two terms per pass: half the stores
-                m = k - j
-                for s in range(S):
-                    c, sn = E[i, j, 0, s], E[i, j, 1, s]
-                    y0, y1, y3, y4 = Y[m, 0, s], Y[m, 1, s], Y[m, 3, s], Y[m, 4, s]
-                    d, dn = E[i, j + 1, 0, s], E[i, j + 1, 1, s]
-                    z0, z1, z3, z4 = Y[m - 1, 0, s], Y[m - 1, 1, s], Y[m - 1, 3, s], Y[m - 1, 4, s]
-                    V[i, k, 0, s] += (c * y0 - sn * y1) + (d * z0 - dn * z1)
-                    V[i, k, 1, s] += (sn * y0 + c * y1) + (dn * z0 + d * z1)
-                    V[i, k, 3, s] += (c * y3 - sn * y4) + (d * z3 - dn * z4)
-                    V[i, k, 4, s] += (sn * y3 + c * y4) + (dn * z3 + d * z4)
-            if k % 2 == 1:
-                for s in range(S):
-                    c, sn = E[i, k, 0, s], E[i, k, 1, s]
-                    y0, y1, y3, y4 = Y[0, 0, s], Y[0, 1, s], Y[0, 3, s], Y[0, 4, s]
-                    V[i, k, 0, s] += c * y0 - sn * y1
-                    V[i, k, 1, s] += sn * y0 + c * y1
-                    V[i, k, 3, s] += c * y3 - sn * y4
-                    V[i, k, 4, s] += sn * y3 + c * y4
-        else:  # v += (-q e_z) x w = q (w1, -w0, 0)
-            for s in range(S):
-                q0 = E[i, 0, 0, s]
-                V[i, k, 0, s], V[i, k, 1, s], V[i, k, 2, s] = Y[k, 0, s], Y[k, 1, s], Y[k, 2, s]
-                V[i, k, 3, s] = Y[k, 3, s] + q0 * Y[k, 1, s]
-                V[i, k, 4, s] = Y[k, 4, s] - q0 * Y[k, 0, s]
-                V[i, k, 5, s] = Y[k, 5, s] + wc[k, s]
-            for j in range(1, k + 1):
-                m = k - j
-                for s in range(S):
-                    qj = E[i, j, 0, s]
-                    V[i, k, 3, s] += qj * Y[m, 1, s]
-                    V[i, k, 4, s] -= qj * Y[m, 0, s]
-
-
-@_njit
-def _z_gravity(RH, i, rev, E, G, p, g0, Y, K, S):
-    """G[i, k] (k < K): the linear part of the gravity twist in body i, from its parent's
-    (p >= 0) or the constant base acceleration g0 (p < 0: only its coefficient 0). No branch
-    inside a loop over the lanes: LLVM would not vectorise it."""
-    R = RH[i]
-    if p < 0:
-        a0, a1, a2 = g0[0], g0[1], g0[2]
-        y0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
-        y1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
-        y2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
-        for k in range(K):
-            z0 = y2 if k == 0 else 0.0
-            if rev:  # only the term j = k of the product
-                for s in range(S):
-                    c, sn = E[i, k, 0, s], E[i, k, 1, s]
-                    G[i, k, 0, s] = c * y0 - sn * y1
-                    G[i, k, 1, s] = sn * y0 + c * y1
-                    G[i, k, 2, s] = z0
-            else:
-                x0, x1 = (y0, y1) if k == 0 else (0.0, 0.0)
-                for s in range(S):
-                    G[i, k, 0, s], G[i, k, 1, s], G[i, k, 2, s] = x0, x1, z0
-        return
-    for k in range(K):
-        for s in range(S):
-            a0, a1, a2 = G[p, k, 0, s], G[p, k, 1, s], G[p, k, 2, s]
-            Y[k, 0, s] = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
-            Y[k, 1, s] = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
-            Y[k, 2, s] = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
-    if not rev:
-        for k in range(K):
-            for s in range(S):
-                G[i, k, 0, s], G[i, k, 1, s], G[i, k, 2, s] = Y[k, 0, s], Y[k, 1, s], Y[k, 2, s]
-        return
-    for k in range(K):
-        for s in range(S):
-            c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
-            y0, y1 = Y[k, 0, s], Y[k, 1, s]
-            G[i, k, 0, s] = c * y0 - sn * y1
-            G[i, k, 1, s] = sn * y0 + c * y1
-            G[i, k, 2, s] = Y[k, 2, s]
-        for j in range(1, k, 2):  # two terms per pass: half the stores
-            m = k - j
-            for s in range(S):
-                c, sn = E[i, j, 0, s], E[i, j, 1, s]
-                y0, y1 = Y[m, 0, s], Y[m, 1, s]
-                d, dn = E[i, j + 1, 0, s], E[i, j + 1, 1, s]
-                z0, z1 = Y[m - 1, 0, s], Y[m - 1, 1, s]
-                G[i, k, 0, s] += (c * y0 - sn * y1) + (d * z0 - dn * z1)
-                G[i, k, 1, s] += (sn * y0 + c * y1) + (dn * z0 + d * z1)
-        if k % 2 == 1:
-            for s in range(S):
-                c, sn = E[i, k, 0, s], E[i, k, 1, s]
-                y0, y1 = Y[0, 0, s], Y[0, 1, s]
-                G[i, k, 0, s] += c * y0 - sn * y1
-                G[i, k, 1, s] += sn * y0 + c * y1
-
-
-@_njit
-def _z_wrench_to_parent(RH, pH, i, rev, E, W, p, U, K, S):
-    """W[p, k] += Ad(H_i)^T (joint motion)^T W[i, k] for k < K (wrenches (t, f), lanes S):
-    first exp(+i q) on the (x, y) components (revolute) or t += q e_z x f (prismatic), then
-    Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)."""
-    for k in range(K):
-        if rev:
-            for s in range(S):
-                c, sn = E[i, 0, 0, s], E[i, 0, 1, s]
-                t0, t1, f0, f1 = W[i, k, 0, s], W[i, k, 1, s], W[i, k, 3, s], W[i, k, 4, s]
-                U[k, 0, s] = c * t0 + sn * t1
-                U[k, 1, s] = c * t1 - sn * t0
-                U[k, 2, s] = W[i, k, 2, s]
-                U[k, 3, s] = c * f0 + sn * f1
-                U[k, 4, s] = c * f1 - sn * f0
-                U[k, 5, s] = W[i, k, 5, s]
-            for j in range(1, k, 2):  # two terms per pass: half the stores
-                m = k - j
-                for s in range(S):
-                    c, sn = E[i, j, 0, s], E[i, j, 1, s]
-                    t0, t1, f0, f1 = W[i, m, 0, s], W[i, m, 1, s], W[i, m, 3, s], W[i, m, 4, s]
-                    d, dn = E[i, j + 1, 0, s], E[i, j + 1, 1, s]
-                    u0, u1 = W[i, m - 1, 0, s], W[i, m - 1, 1, s]
-                    g0, g1 = W[i, m - 1, 3, s], W[i, m - 1, 4, s]
-                    U[k, 0, s] += (c * t0 + sn * t1) + (d * u0 + dn * u1)
-                    U[k, 1, s] += (c * t1 - sn * t0) + (d * u1 - dn * u0)
-                    U[k, 3, s] += (c * f0 + sn * f1) + (d * g0 + dn * g1)
-                    U[k, 4, s] += (c * f1 - sn * f0) + (d * g1 - dn * g0)
-            if k % 2 == 1:
-                for s in range(S):
-                    c, sn = E[i, k, 0, s], E[i, k, 1, s]
-                    t0, t1, f0, f1 = W[i, 0, 0, s], W[i, 0, 1, s], W[i, 0, 3, s], W[i, 0, 4, s]
-                    U[k, 0, s] += c * t0 + sn * t1
-                    U[k, 1, s] += c * t1 - sn * t0
-                    U[k, 3, s] += c * f0 + sn * f1
-                    U[k, 4, s] += c * f1 - sn * f0
-        else:
-            for s in range(S):
-                q0 = E[i, 0, 0, s]
-                U[k, 0, s] = W[i, k, 0, s] - q0 * W[i, k, 4, s]
-                U[k, 1, s] = W[i, k, 1, s] + q0 * W[i, k, 3, s]
-                U[k, 2, s], U[k, 3, s] = W[i, k, 2, s], W[i, k, 3, s]
-                U[k, 4, s], U[k, 5, s] = W[i, k, 4, s], W[i, k, 5, s]
-            for j in range(1, k + 1):
-                m = k - j
-                for s in range(S):
-                    qj = E[i, j, 0, s]
-                    U[k, 0, s] -= qj * W[i, m, 4, s]
-                    U[k, 1, s] += qj * W[i, m, 3, s]
-    R = RH[i]
-    q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
-    for k in range(K):
-        for s in range(S):
-            f0, f1, f2 = U[k, 3, s], U[k, 4, s], U[k, 5, s]
-            t0 = U[k, 0, s] + f1 * q2 - f2 * q1
-            t1 = U[k, 1, s] + f2 * q0 - f0 * q2
-            t2 = U[k, 2, s] + f0 * q1 - f1 * q0
-            W[p, k, 0, s] += R[0, 0] * t0 + R[1, 0] * t1 + R[2, 0] * t2
-            W[p, k, 1, s] += R[0, 1] * t0 + R[1, 1] * t1 + R[2, 1] * t2
-            W[p, k, 2, s] += R[0, 2] * t0 + R[1, 2] * t1 + R[2, 2] * t2
-            W[p, k, 3, s] += R[0, 0] * f0 + R[1, 0] * f1 + R[2, 0] * f2
-            W[p, k, 4, s] += R[0, 1] * f0 + R[1, 1] * f1 + R[2, 1] * f2
-            W[p, k, 5, s] += R[0, 2] * f0 + R[1, 2] * f1 + R[2, 2] * f2
-
-
-@_njit
-def _subtract_wext_z(W, i, Tw, wext, b0, K, S):
-    """W[i, k] -= Tw_i wext[k, b0 + s, i] (the external wrench moved to the joint frame)."""
-    for k in range(K):
-        for r in range(6):
-            for s in range(S):
-                t = 0.0
-                for c in range(6):
-                    t += Tw[i, r, c] * wext[k, b0 + s, i, c]
-                W[i, k, r, s] -= t
-
-
-@_njit
-def _rnea_z_lanes(parents, zgeo, jet, K, wext, out, fact):
-    """:func:`rnea_jets` for a fixed base, ``LANES`` samples at a time, in joint-aligned body
-    frames (``zgeo``: :func:`z_model_arrays`)."""
-    B = jet.shape[0]
-    n = parents.shape[0]
-    kinds, RH, pH, M, Tw, g0 = z_model_arrays(zgeo, n)
-    L = min(LANES, max(B, 1))
-    has_w = wext.shape[1] > 0
-    E = np.empty((n, K + 1, 2, L))
-    V = np.empty((n, K + 1, 6, L))
-    G = np.empty((n, K, 3, L))
-    W = np.empty((n, K, 6, L))
-    Y = np.empty((K + 1, 6, L))
-    h = np.empty((K, 6, L))
-    wc = np.empty((K + 1, L))
-    a = np.empty((2, L))
-    for b0 in range(0, B, L):
-        S = min(L, B - b0)
-        for i in range(n):
-            p = parents[i]
-            rev = kinds[i] == 0.0
-            for k in range(K + 1):
-                for s in range(S):
-                    wc[k, s] = jet[b0 + s, k + 1, i] / fact[k]
-            _z_motion(jet, b0, i, rev, wc, E, a, K, S)
-            if p >= 0:
-                _h_apply(RH, pH, i, V, p, Y, K + 1, S)
-            _z_twists(E, i, rev, Y, p >= 0, wc, V, K, S)
-            _z_gravity(RH, i, rev, E, G, p, g0, Y, K, S)
-            _body_wrench(M, i, V, G, h, W, K, S)
-            if has_w:
-                _subtract_wext_z(W, i, Tw, wext, b0, K, S)
-        for i in range(n - 1, -1, -1):
-            z = 2 if kinds[i] == 0.0 else 5
-            for k in range(K):
-                for s in range(S):
-                    out[b0 + s, k, i] = W[i, k, z, s] * fact[k]
-            p = parents[i]
-            if p >= 0:
-                _z_wrench_to_parent(RH, pH, i, kinds[i] == 0.0, E, W, p, Y, K, S)
-
-
-@_njit
-def _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc):
-    """Sample b of :func:`rnea_jets` for a fixed base, on scalars, in joint-aligned body frames
-    (:func:`_rnea_z_lanes` without lanes: for one sample or a few, where the lanes' loop set-ups
-    cost more than the arithmetic). Work arrays from :func:`_z_one_work`."""
-    n = parents.shape[0]
-    kinds, RH, pH, M, Tw, g0 = z_model_arrays(zgeo, n)
-    has_w = wext.shape[1] > 0
-    for i in range(n):
-        p = parents[i]
-        rev = kinds[i] == 0.0
-        for k in range(K + 1):
-            wc[k] = jet[b, k + 1, i] / fact[k]
-        t = jet[b, 0, i]
-        if rev:  # exp(-i q): (k+1) E_{k+1} = -i sum_j wc_j E_{k-j}
-            if abs(t) <= SINCOS_LIMIT:  # as in the batches
-                sn, cs = sincos(t)
-                E[i, 0, 0], E[i, 0, 1] = cs, -sn
-            else:
-                E[i, 0, 0], E[i, 0, 1] = math.cos(t), -math.sin(t)
-            for k in range(K):
-                a0 = a1 = 0.0
-                for j in range(k + 1):
-                    a0 += wc[j] * E[i, k - j, 0]
-                    a1 += wc[j] * E[i, k - j, 1]
-                c = 1.0 / (k + 1)
-                E[i, k + 1, 0], E[i, k + 1, 1] = a1 * c, -a0 * c
-        else:  # q's coefficients
-            E[i, 0, 0] = t
-            for k in range(1, K + 1):
-                E[i, k, 0] = wc[k - 1] * (1.0 / k)
-        R = RH[i]
-        q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
-        # twists: Y_k = Ad(H) V_p,k, then the joint motion, + wc_k Z
-        for k in range(K + 1):
-            if p >= 0:
-                a0, a1, a2 = V[p, k, 0], V[p, k, 1], V[p, k, 2]
-                b0, b1, b2 = V[p, k, 3], V[p, k, 4], V[p, k, 5]
-                r0 = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
-                r1 = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
-                r2 = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
-                Y[k, 0], Y[k, 1], Y[k, 2] = r0, r1, r2
-                Y[k, 3] = R[0, 0] * b0 + R[0, 1] * b1 + R[0, 2] * b2 + q1 * r2 - q2 * r1
-                Y[k, 4] = R[1, 0] * b0 + R[1, 1] * b1 + R[1, 2] * b2 + q2 * r0 - q0 * r2
-                Y[k, 5] = R[2, 0] * b0 + R[2, 1] * b1 + R[2, 2] * b2 + q0 * r1 - q1 * r0
-            else:
-                for r in range(6):
-                    Y[k, r] = 0.0
-            if rev:
-                x0 = x1 = x3 = x4 = 0.0
-                for j in range(k + 1):
-                    m = k - j
-                    c, sn = E[i, j, 0], E[i, j, 1]
-                    x0 += c * Y[m, 0] - sn * Y[m, 1]
-                    x1 += sn * Y[m, 0] + c * Y[m, 1]
-                    x3 += c * Y[m, 3] - sn * Y[m, 4]
-                    x4 += sn * Y[m, 3] + c * Y[m, 4]
-                V[i, k, 0], V[i, k, 1], V[i, k, 2] = x0, x1, Y[k, 2] + wc[k]
-                V[i, k, 3], V[i, k, 4], V[i, k, 5] = x3, x4, Y[k, 5]
-            else:
-                x3, x4 = Y[k, 3], Y[k, 4]
-                for j in range(k + 1):
-                    qj = E[i, j, 0]
-                    x3 += qj * Y[k - j, 1]
-                    x4 -= qj * Y[k - j, 0]
-                V[i, k, 0], V[i, k, 1], V[i, k, 2] = Y[k, 0], Y[k, 1], Y[k, 2]
-                V[i, k, 3], V[i, k, 4], V[i, k, 5] = x3, x4, Y[k, 5] + wc[k]
-        # gravity: the linear part of (0, -g) moved along the tree
-        for k in range(K):
-            if p >= 0:
-                a0, a1, a2 = G[p, k, 0], G[p, k, 1], G[p, k, 2]
-            elif k == 0:
-                a0, a1, a2 = g0[0], g0[1], g0[2]
-            else:
-                a0 = a1 = a2 = 0.0
-            Y[k, 0] = R[0, 0] * a0 + R[0, 1] * a1 + R[0, 2] * a2
-            Y[k, 1] = R[1, 0] * a0 + R[1, 1] * a1 + R[1, 2] * a2
-            Y[k, 2] = R[2, 0] * a0 + R[2, 1] * a1 + R[2, 2] * a2
-            if rev:
-                x0 = x1 = 0.0
-                for j in range(k + 1):
-                    c, sn = E[i, j, 0], E[i, j, 1]
-                    x0 += c * Y[k - j, 0] - sn * Y[k - j, 1]
-                    x1 += sn * Y[k - j, 0] + c * Y[k - j, 1]
-                G[i, k, 0], G[i, k, 1], G[i, k, 2] = x0, x1, Y[k, 2]
-            else:
-                G[i, k, 0], G[i, k, 1], G[i, k, 2] = Y[k, 0], Y[k, 1], Y[k, 2]
-        # W_k = M (dV_k + G_k) + sum_j -ad(V_j)^T M V_{k-j} - W_ext,k
-        _scalar_body_wrench(M, i, V, G, h, W, K)
-        if has_w:
-            for k in range(K):
-                for r in range(6):
-                    for c in range(6):
-                        W[i, k, r] -= Tw[i, r, c] * wext[k, b, i, c]
-    for i in range(n - 1, -1, -1):
-        rev = kinds[i] == 0.0
-        z = 2 if rev else 5
-        for k in range(K):
-            out[b, k, i] = W[i, k, z] * fact[k]
-        p = parents[i]
-        if p < 0:
-            continue
-        R = RH[i]
-        q0, q1, q2 = pH[i, 0], pH[i, 1], pH[i, 2]
-        for k in range(K):
-            # the joint motion transposed: exp(+i q) on (x, y), or t += q e_z x f
-            if rev:
-                t0 = t1 = f0 = f1 = 0.0
-                for j in range(k + 1):
-                    m = k - j
-                    c, sn = E[i, j, 0], E[i, j, 1]
-                    t0 += c * W[i, m, 0] + sn * W[i, m, 1]
-                    t1 += c * W[i, m, 1] - sn * W[i, m, 0]
-                    f0 += c * W[i, m, 3] + sn * W[i, m, 4]
-                    f1 += c * W[i, m, 4] - sn * W[i, m, 3]
-            else:
-                t0, t1, f0, f1 = W[i, k, 0], W[i, k, 1], W[i, k, 3], W[i, k, 4]
-                for j in range(k + 1):
-                    qj = E[i, j, 0]
-                    t0 -= qj * W[i, k - j, 4]
-                    t1 += qj * W[i, k - j, 3]
-            t2, f2 = W[i, k, 2], W[i, k, 5]
-            # Ad(H)^T (t, f) = (R^T (t + f x pH), R^T f)
-            u0 = t0 + f1 * q2 - f2 * q1
-            u1 = t1 + f2 * q0 - f0 * q2
-            u2 = t2 + f0 * q1 - f1 * q0
-            W[p, k, 0] += R[0, 0] * u0 + R[1, 0] * u1 + R[2, 0] * u2
-            W[p, k, 1] += R[0, 1] * u0 + R[1, 1] * u1 + R[2, 1] * u2
-            W[p, k, 2] += R[0, 2] * u0 + R[1, 2] * u1 + R[2, 2] * u2
-            W[p, k, 3] += R[0, 0] * f0 + R[1, 0] * f1 + R[2, 0] * f2
-            W[p, k, 4] += R[0, 1] * f0 + R[1, 1] * f1 + R[2, 1] * f2
-            W[p, k, 5] += R[0, 2] * f0 + R[1, 2] * f1 + R[2, 2] * f2
-
-
-@_njit
-def _rnea_z_samples(parents, zgeo, jet, K, wext, out, fact):
-    """:func:`_rnea_z_one` on every sample of the batch, the work arrays allocated once."""
-    n = parents.shape[0]
-    buf = np.empty(n * (K + 1) * 8 + n * K * 9 + (K + 1) * 7 + K * 6)
-    o1, o2, o3 = n * (K + 1) * 2, n * (K + 1) * 8, n * (K + 1) * 8 + n * K * 3
-    o4 = o3 + n * K * 6
-    E = buf[:o1].reshape((n, K + 1, 2))
-    V = buf[o1:o2].reshape((n, K + 1, 6))
-    G = buf[o2:o3].reshape((n, K, 3))
-    W = buf[o3:o4].reshape((n, K, 6))
-    Y = buf[o4:o4 + (K + 1) * 6].reshape((K + 1, 6))
-    h = buf[o4 + (K + 1) * 6:o4 + (K + 1) * 6 + K * 6].reshape((K, 6))
-    wc = buf[o4 + (K + 1) * 6 + K * 6:]
-    for b in range(jet.shape[0]):
-        _rnea_z_one(parents, zgeo, jet, b, K, wext, out, fact, E, V, G, W, Y, h, wc)
-
-
 # -- the model's arrays in the form the kernels take (packed once per model) ---------------------
 @per_model
 def kernel_model(model):
@@ -1229,64 +707,18 @@ def kernel_model(model):
 @per_model
 def kernel_geometry(model):
     """``(parents, geometry)``: the model arrays of :func:`kernel_model` but the parents end
-    to end in one flat array, then those of :func:`z_geometry`: the form :func:`rnea_jets`
-    and :func:`rnea_jets_general` take (fewer arguments to convert)."""
+    to end in one flat array: the form :func:`rnea_jets_general` takes (fewer arguments to
+    convert)."""
     parents, *arrays = kernel_model(model)
-    return parents, np.concatenate([a.ravel() for a in arrays] + [z_geometry(model)])
+    return parents, np.concatenate([a.ravel() for a in arrays])
 
 
 @per_model
 def rnea_kernel(model):
-    """``(kernel, parents, geometry)``: :func:`rnea_jets` (joint-aligned frames) or, for a
-    model with a pitched screw, :func:`rnea_jets_general`, and its arguments
+    """``(kernel, parents, geometry)``: :func:`rnea_jets_general` and its arguments
     (:func:`kernel_geometry`)."""
     parents, geometry = kernel_geometry(model)
-    aligned = geometry[60 * model.n_dof + 6] > 0.0
-    return (rnea_jets if aligned else rnea_jets_general), parents, geometry
-
-
-def joint_frames(model):
-    """``(kinds (n,), T (n, 4, 4))``: kind 0 revolute, 1 prismatic, and the pose in body i's
-    frame of a frame whose z axis is joint i's axis (origin on it), in which the screw is
-    ``Z = e_z`` (angular, revolute) or linear (prismatic): ``X_i = Ad(T_i) Z``. None when a
-    screw is neither a unit rotation about a line nor a unit translation."""
-    n = model.n_dof
-    kinds, T = np.zeros(n), np.tile(np.eye(4), (n, 1, 1))
-    for i, X in enumerate(model.screws):
-        w, v = X[:3], X[3:]
-        if np.any(w != 0):
-            if abs(w @ w - 1) > 1e-14 or abs(w @ v) > 1e-14 * max(1.0, np.linalg.norm(v)):
-                return None
-            axis, T[i, :3, 3] = w, np.cross(w, v)  # v = r x w for the line through r
-        else:
-            if abs(v @ v - 1) > 1e-14:
-                return None
-            axis, kinds[i] = v, 1.0
-        if not (axis[0] == axis[1] == 0 and axis[2] == 1):
-            helper = np.eye(3)[np.argmin(np.abs(axis))]
-            x = np.cross(helper, axis)
-            x /= np.linalg.norm(x)
-            T[i, :3, :3] = np.stack([x, np.cross(axis, x), axis], axis=1)
-    return kinds, T
-
-
-def z_geometry(model):
-    """The model arrays re-expressed in joint-aligned body frames (:func:`joint_frames`) for
-    :func:`rnea_jets`: a flag (1.0, or 0.0 with zeros when some screw does not allow it), then
-    ``kinds``, ``RH`` (n, 3, 3), ``pH`` (n, 3) the blocks of ``Ad(H_i) = Ad(T_i^-1 B_i^-1
-    T_parent)``, the inertias ``Ad(T_i)^T M_i Ad(T_i)``, ``Ad(T_i)^T`` (external wrenches) and
-    the linear part of the base acceleration (see :func:`z_model_arrays`)."""
-    n = model.n_dof
-    frames = joint_frames(model)
-    if frames is None:
-        return np.zeros(1 + 85 * n + 3)
-    kinds, T = frames
-    parent_T = np.array([T[p] if p >= 0 else np.eye(4) for p in model.parents]).reshape(n, 4, 4)
-    H = inverse(T) @ inverse(model.references) @ parent_T
-    A = Ad(T)
-    AT = np.swapaxes(A, -1, -2)
-    arrays = (kinds, H[:, :3, :3], H[:, :3, 3], AT @ model.inertias @ A, AT, -model.gravity)
-    return np.concatenate([[1.0]] + [np.ascontiguousarray(a).ravel() for a in arrays])
+    return rnea_jets_general, parents, geometry
 
 
 @per_model

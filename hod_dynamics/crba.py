@@ -2,11 +2,15 @@
 
 Composite inertias are accumulated from the leaves to the root in body-fixed frames,
 ``Ic_p += Ad_{C_{i,p}}^T Ic_i Ad_{C_{i,p}}``; then ``M_ij = X_j^T (Ad^T ... Ic_i X_i)`` along
-the path from body i to the base.
+the path from body i to the base. This numpy form is the reference (and serves floating
+bases); fixed bases on the compiled backend run the same algorithm in the world frame
+(:mod:`hod_dynamics._partials_ir`), ``M_ij = S_j^T Ic_i S_i``.
 """
 
 import numpy as np
 
+from .backend import kernel_array, partials_kernels, resolve_backend
+from .dispatch import one_world, world_plan
 from .recursive import joint_adjoint_taylor
 from .validation import batch_size, check_memory, check_model, check_state, check_velocity, split_configuration
 
@@ -17,11 +21,25 @@ def mass_matrix(model, q):
     Floating models: q (..., 7+n) -> (..., 6+n, 6+n), the base block first (rows and columns
     (omega, v) of the base body twist, base frame); it depends on the joints only.
     """
+    M = one_world(model, "crba", (q,))  # the fast path: one sample, compiled
+    if M is not None:
+        return M
     if check_model(model).floating:
         _, _, joints = split_configuration(model, q)
         return _mass_matrix(model, joints)
-    (q,) = check_state(model, q=q, what="mass_matrix", result=model.n_dof ** 2 + 108 * model.n_dof)
-    return _mass_matrix(model, q)
+    compiled = resolve_backend() == "numba"
+    (q,) = check_state(model, q=q, finite=not compiled, what="mass_matrix",
+                       result=model.n_dof ** 2 + 108 * model.n_dof)
+    if not compiled:
+        return _mass_matrix(model, q)
+    batch, n = q.shape[:-1], model.n_dof
+    B = batch_size(batch)
+    plan = world_plan(model)
+    M = np.empty(batch + (n, n))
+    if partials_kernels().mass(plan.model, kernel_array(q.reshape(B, n)),
+                               M.reshape(B, n, n)) != 0:
+        check_state(model, q=q)  # names the NaN or infinity
+    return M
 
 
 def _mass_matrix(model, q):

@@ -1,27 +1,34 @@
 """The path a call of the recursion takes: the compiled kernel or the numpy reference, blocks of
 samples, threads, and one fast path for the common call.
 
-The algorithm is in :mod:`hod_dynamics.recursive` (numpy, the reference) and
-:mod:`hod_dynamics._kernels` (compiled, the same numbers); :mod:`hod_dynamics.backend` says which
-one runs. Here the validated samples are handed to it:
+The algorithm is in :mod:`hod_dynamics.recursive` (numpy, the reference), compiled in
+:mod:`hod_dynamics._rnea_ir` (generated kernels: fixed bases with revolute and prismatic
+joints) and :mod:`hod_dynamics._kernels` (numba: screws with a pitch, floating bases), the same
+numbers; :mod:`hod_dynamics.backend` says which one runs. Here the validated samples are handed
+to it:
 
-- **the fast path**: a fixed-base model, no wrenches, the compiled backend and a batch too
-  small for threads (a node's or a controller's call, one sample). One kernel call on the
-  caller's array when it goes to a kernel as it is (``backend.is_kernel_array``: then only its
-  shape is checked in Python, the kernel tests finiteness as it reads), on the validated copy
-  otherwise. A NaN the kernel meets is named by the general check.
+- **the fast path**: one sample (a node's or a controller's call) of a fixed-base model with
+  generated kernels, no wrenches, the compiled backend, the caller's arrays kernel arrays of
+  the exact shape (``backend.is_kernel_array``): the kernel takes them as they are and tests
+  finiteness as it reads; nothing else is computed in Python (:func:`one_jet`,
+  :func:`one_state`). A NaN the kernel meets is named by the general check.
+- **small batches**: one kernel call on the caller's array when it goes to a kernel as it
+  is, on the validated copy otherwise.
 - **the general path**: any batch, wrenches, floating bases, both backends. The samples run in
   blocks that bound the working memory; with the compiled backend a large block is shared
   among threads (the kernel releases the GIL).
 """
 
+import weakref
+
 import numpy as np
 
-from .backend import MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks, resolve_backend
+from .backend import (MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks,
+                      partials_kernels, resolve_backend, rnea_kernels)
 from .errors import InputError
-from .model import per_model
+from .model import RobotModel, per_model
 from .recursive import rnea_jets, wrench_block, wrench_terms
-from .validation import batch_size, check_jet
+from .validation import batch_size, check_jet, check_state, name_non_finite, singular_mass_matrix
 
 # samples per block: numpy's working set is about 640 (K+1) n bytes per sample (Ad jets,
 # twists, wrenches, temporaries), numba's a few arrays per sample (block only bounds wext)
@@ -29,6 +36,208 @@ NUMPY_BLOCK_BYTES = 64 * 2**20
 NUMBA_BLOCK = 2**16
 
 _NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shape[1] > 0
+_F64 = np.dtype(np.float64)  # numpy's native float64 dtype is one object: tested with ``is``
+
+
+# -- the fast path: one sample, generated kernels ----------------------------------------------------
+class _Plan:
+    """A model's generated kernels for single samples: its array and, per call, the address of
+    the kernel (filled on first use)."""
+
+    __slots__ = ("geo", "n", "jet", "state", "gravity")
+
+    def __init__(self, geo, n):
+        self.geo, self.n, self.jet, self.state, self.gravity = geo, n, {}, None, None
+
+
+_PLANS = {}  # id(model) -> _Plan, or False (the model takes the general path); dropped with it
+_ir = None  # hod_dynamics._rnea_ir, once a plan needed it
+
+
+def _plan(model):
+    """The one-sample plan of ``model``, False when its calls take the general path (not a
+    model, a floating base, a pitched screw, numba missing). Looked up by ``id``: a weak-keyed
+    dictionary costs a weak reference per lookup, which a single sample notices; the entry
+    goes when the model does (``weakref.finalize`` runs before its id can be reused)."""
+    plan = _PLANS.get(id(model))
+    if plan is not None:
+        return plan
+    if type(model) is not RobotModel or model.floating or kernels() is None:
+        return False
+    global _ir
+    _ir = rnea_kernels()
+    _ir.prepare_one_sample()
+    geo = _ir.geometry(model)
+    plan = False if geo is None else _Plan(geo, model.n_dof)
+    _PLANS[id(model)] = plan
+    weakref.finalize(model, _PLANS.pop, id(model), None)
+    return plan
+
+
+def one_jet(model, qjet, order, backend):
+    """tau^(0..order) (order+1, n) of one sample ``qjet`` (order+3, n) on the fast path (see the
+    module docstring), else None (the call takes the general path). ``order`` an int >= 0."""
+    if type(qjet) is not np.ndarray or resolve_backend(backend) != "numba":
+        return None
+    plan = _PLANS.get(id(model))
+    if plan is None:
+        plan = _plan(model)
+    if not plan:
+        return None
+    address = plan.jet.get(order)
+    if address is None:
+        address = plan.jet[order] = _ir.kernel_address(order + 1, 1)
+    out = np.empty((order + 1, plan.n))
+    try:  # numba's dispatch tests the array types (it compiles no other variant)
+        status = _ir.run_one(address, plan.geo, qjet, out)
+    except TypeError:
+        return None
+    if status == _ir.DONE:
+        return out
+    if status == _ir.NON_FINITE:
+        _name_non_finite(model, qjet, order + 3)
+    return None  # another shape: the general path names the fault
+
+
+def one_state(model, q, qd, qdd, backend):
+    """Inverse dynamics tau (n,) of one state q, qd, qdd (n,) on the fast path, or the
+    generalised gravity when ``qd`` is None (``qdd`` unused), else None (the general path)."""
+    if type(q) is not np.ndarray or resolve_backend(backend) != "numba":
+        return None
+    plan = _PLANS.get(id(model))
+    if plan is None:
+        plan = _plan(model)
+    if not plan:
+        return None
+    if qd is None:
+        address = plan.gravity or _address(plan, "gravity")
+        qd = qdd = q
+    elif type(qd) is np.ndarray and type(qdd) is np.ndarray:
+        address = plan.state or _address(plan, "state")
+    else:
+        return None
+    if q.ndim != 1:  # batches: the general path (blocks, threads)
+        return None
+    out = np.empty(plan.n)
+    try:  # numba's dispatch tests the array types (it compiles no other variant)
+        status = _ir.run_state(address, plan.geo, q, qd, qdd, out)
+    except TypeError:
+        return None
+    if status == _ir.DONE:
+        return out
+    if status == _ir.NON_FINITE:
+        check_state(model, q=q, qd=qd, qdd=qdd)  # names the NaN or infinity
+    return None
+
+
+def _address(plan, mode):
+    """The one-sample kernel of ``mode`` ("state" or "gravity") of the plan, compiled on first use."""
+    address = _ir.kernel_address(1, 1, False, mode)
+    setattr(plan, mode, address)
+    return address
+
+
+# -- the world-frame kernels (mass matrix, forward dynamics, partials) -------------------------------
+class _WorldPlan:
+    """A fixed-base model packed for the world-frame kernels (:mod:`hod_dynamics._partials_ir`)
+    and, per kernel, its one-sample caller and address (filled on first use)."""
+
+    __slots__ = ("model", "n", "callers")
+
+    def __init__(self, model, n):
+        self.model, self.n, self.callers = model, n, {}
+
+
+_WORLD = {}  # id(model) -> _WorldPlan, or False; dropped with the model (see _plan)
+
+
+def world_plan(model):
+    """The :class:`_WorldPlan` of ``model``, False for what the world-frame kernels do not
+    take here (not a model, a floating base) or when numba is missing."""
+    plan = _WORLD.get(id(model))
+    if plan is not None:
+        return plan
+    if type(model) is not RobotModel or model.floating or kernels() is None:
+        return False
+    plan = _WorldPlan(partials_kernels().model_arrays(model), model.n_dof)
+    _WORLD[id(model)] = plan
+    weakref.finalize(model, _WORLD.pop, id(model), None)
+    return plan
+
+
+# the one-sample callers of the world-frame kernels, the shape of their result (n joints) and
+# the names of their inputs (for the error that names a NaN)
+_ONE_SAMPLE = {"crba": ("run_mass", lambda n: (n, n), ("q",)),
+               "forward_dynamics": ("run_forward", lambda n: (n,), ("q", "qd", "tau")),
+               "first_partials": ("run_first", lambda n: (3, n, n), ("q", "qd", "qdd"))}
+# the status codes of hod_dynamics._partials_ir
+_DONE, _NON_FINITE, _MISFIT, _SINGULAR = 0, 1, 2, 3
+
+
+def one_world(model, which, inputs, backend=None):
+    """The result of the world-frame kernel ``which`` ("crba", "forward_dynamics",
+    "first_partials") on one sample, ``inputs`` the caller's arrays (n,) as they are, in a new
+    array; None when the call takes the general path (the numpy backend, a floating model,
+    arrays the kernel does not take as they are). Raises the InputError naming a NaN or an
+    infinity, or that of a singular mass matrix."""
+    if type(inputs[0]) is not np.ndarray or resolve_backend(backend) != "numba":
+        return None
+    plan = _WORLD.get(id(model))
+    if plan is None:
+        plan = world_plan(model)
+    if not plan:
+        return None
+    entry = plan.callers.get(which)
+    if entry is None:
+        k = partials_kernels()
+        name, shape, names = _ONE_SAMPLE[which]
+        caller = getattr(k, name)
+        k.prepare(caller)
+        entry = plan.callers[which] = (caller, k.kernel_address(which), shape(plan.n), names)
+    out = np.empty(entry[2])
+    try:  # numba's dispatch tests the array types (it compiles no other variant)
+        status = entry[0](entry[1], plan.model, *inputs, out)
+    except TypeError:
+        return None
+    if status == _DONE:
+        return out
+    if status == _NON_FINITE:
+        name_non_finite(model, **dict(zip(entry[3], inputs)))
+    if status == _SINGULAR:
+        singular_mass_matrix(model)
+    return None  # arrays of other shapes: the general path names the fault
+
+
+def inverse_dynamics_fixed(model, q, qd, qdd, wrenches=None, backend=None):
+    """tau (..., n) of a fixed-base model for q, qd, qdd (..., n) broadcast together, or the
+    generalised gravity g(q) when ``qd`` is None (``qdd`` ignored). Validates its input. The
+    generated "state" and "gravity" kernels take the arrays as they are (no jet is stacked)
+    when they can run; otherwise the recursion on the jet (q, qd, qdd)."""
+    compiled = resolve_backend(backend) == "numba"
+    gravity = qd is None
+    n = model.n_dof if isinstance(model, RobotModel) else 0
+    if gravity:  # the result, and the stacked jet on the general path
+        (q,) = check_state(model, q=q, finite=not compiled, what="gravity_torques", result=4 * n)
+        qd = qdd = np.zeros_like(q)
+    else:
+        q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd, finite=not compiled,
+                                 what="inverse_dynamics", result=4 * n)
+    plan = _plan(model) if compiled and not wrenches else False
+    if not plan:
+        jet = np.stack([q, qd, qdd], axis=-2)
+        return time_derivatives_recursive(model, jet, 0, wrenches, backend)[..., 0, :]
+    batch, n = q.shape[:-1], model.n_dof
+    B = batch_size(batch)
+    flat = [kernel_array(a.reshape(B, n)) for a in ((q, q, q) if gravity else (q, qd, qdd))]
+    out = np.empty((B, n))
+
+    def chunk(a, b):
+        return _ir.state(plan.geo, flat[0][a:b], flat[1][a:b], flat[2][a:b], out[a:b],
+                         gravity) == _ir.DONE
+
+    if not all(map_chunks(chunk, 0, B)):
+        check_state(model, q=q, qd=qd, qdd=qdd)  # names the NaN or infinity
+    return out.reshape(batch + (n,))
 
 
 def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
@@ -68,8 +277,16 @@ def time_derivatives_recursive(model, qjet, order, wrenches=None, backend=None):
 
 @per_model
 def _rnea_kernel(model):
-    """The compiled kernel of a fixed-base model and its packed arrays, looked up once per
-    model (:func:`hod_dynamics._kernels.rnea_kernel`)."""
+    """``(kernel, parents, geometry)``: the compiled kernel of a fixed-base model and its packed
+    arrays, looked up once per model: the generated kernels of :mod:`hod_dynamics._rnea_ir`
+    when every joint has a joint-aligned frame, else numba's general form
+    (:func:`hod_dynamics._kernels.rnea_kernel`). Called as ``kernel(parents, geometry, jet, K,
+    wext, out)``."""
+    kernels()  # numba imports (or the numpy path is taken before this is called)
+    generated = rnea_kernels()
+    geometry = generated.geometry(model)
+    if geometry is not None:
+        return generated.rnea, None, geometry
     return kernels().rnea_kernel(model)
 
 

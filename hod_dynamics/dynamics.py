@@ -12,7 +12,7 @@ import numpy as np
 from .errors import HodDynamicsDeprecationWarning, InputError
 from .floating import inverse_dynamics_floating, time_derivatives_floating
 from .friction import load_friction
-from .dispatch import time_derivatives_recursive
+from .dispatch import inverse_dynamics_fixed, one_jet, one_state, time_derivatives_recursive
 from .validation import check_model, check_order, check_state, real_array
 
 METHODS = ("recursive", "closed_form")
@@ -36,6 +36,10 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None, backend
     physically consistent motion whose contact wrenches are all in ``wrenches``), then the
     joint torques.
     """
+    if wrenches is None and friction is None:  # the one-sample fast path, when it applies
+        tau = one_state(model, q, qd, qdd, backend)
+        if tau is not None:
+            return tau
     if wrenches:
         wrenches = {k: real_array(f"wrench on link '{k}'", v)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
@@ -45,11 +49,11 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None, backend
         if fric is not None:   # the joint rows; v = (base twist, joint rates)
             tau[..., 6:] += fric.torque(np.asarray(qd, dtype=float)[..., 6:])
         return tau
-    # the result: the stacked jet and tau
-    q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd, what="inverse_dynamics", result=4 * model.n_dof)
-    jet = np.stack([q, qd, qdd], axis=-2)
-    tau = time_derivatives_recursive(model, jet, 0, wrenches, backend)[..., 0, :]
-    return tau if fric is None else tau + fric.torque(jet[..., 1, :])
+    tau = inverse_dynamics_fixed(model, q, qd, qdd, wrenches, backend)
+    if fric is None:
+        return tau
+    q, qd = check_state(model, q=q, qd=qd)  # validated above: the arrays broadcast like tau
+    return tau + fric.torque(np.broadcast_to(qd, tau.shape))
 
 
 def time_derivatives(model, qjet, order, *floating_order, method="recursive", wrenches=None,
@@ -74,6 +78,11 @@ def time_derivatives(model, qjet, order, *floating_order, method="recursive", wr
     call ``time_derivatives(model, q, vjet, order)`` of earlier releases still works for one
     release, with a :class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning`.
     """
+    if friction is None and not floating_order and method == "recursive" and type(order) is int \
+            and order >= 0 and not wrenches:  # the one-sample fast path, when it applies
+        tau = one_jet(model, qjet, order, backend)
+        if tau is not None:
+            return tau
     if check_model(model).floating:
         if len(floating_order) != 1:
             raise InputError(f"floating model '{model.name}': call time_derivatives_floating(model, q, "

@@ -1,12 +1,13 @@
 """Forward dynamics: the joint accelerations that torques (and external wrenches) produce.
 
 ``qdd = M(q)^-1 (tau - h)`` with ``h = tau(q, qd, 0)`` the inverse dynamics at zero
-acceleration (Coriolis, centrifugal, gravity and wrench terms), solved by LU (LAPACK) for a
-batch of matrices at once. M comes from the compiled partials kernel, which builds the
-composite inertias anyway: 11 us for one Panda sample against 300 us for the numpy CRBA of
-:func:`hod_dynamics.mass_matrix`. Measured by ``bench/bench_speed.py`` (Panda): 38 us for one
-sample, 4.5 us per sample in a batch of 1,000; Pinocchio's ABA (C++) takes 2.2 us per call.
-Correct first: the tests hold it to Pinocchio's ``aba`` to 1e-10 (fixed and floating bases).
+acceleration (Coriolis, centrifugal, gravity and wrench terms), solved by LU with partial
+pivoting. On the compiled backend a fixed-base model without external wrenches runs one
+kernel per sample (:mod:`hod_dynamics._partials_ir`): one world-frame Newton-Euler pass gives
+h and the composite inertias, hence M (the composite-rigid-body algorithm), then the LU solve.
+Otherwise h comes from :func:`hod_dynamics.inverse_dynamics`, M from the partials (fixed
+bases) or the CRBA (floating), and LAPACK solves a batch of matrices at once. Correct first:
+the tests hold it to Pinocchio's ``aba`` to 1e-10 (fixed and floating bases).
 
 Floating models take q (..., 7 + n), the velocity v (..., 6 + n) and the generalised force
 (..., 6 + n): the wrench applied to the base (torque, force; base frame) then the joint
@@ -16,11 +17,13 @@ torques, and return the acceleration a (..., 6 + n): the derivative of the base 
 
 import numpy as np
 
+from .backend import kernel_array, partials_kernels, resolve_backend
 from .crba import mass_matrix
+from .dispatch import one_world, world_plan
 from .dynamics import inverse_dynamics
-from .errors import InputError
 from .partials import id_partials
-from .validation import check_model, check_state, check_velocity
+from .validation import (batch_size, check_model, check_state, check_velocity, name_non_finite,
+                         singular_mass_matrix)
 
 
 def forward_dynamics(model, q, qd, tau, *, wrenches=None):
@@ -33,12 +36,30 @@ def forward_dynamics(model, q, qd, tau, *, wrenches=None):
     or a singular mass matrix. Floating models: see the module docstring (q (..., 7 + n), v and
     tau (..., 6 + n) -> a (..., 6 + n)).
     """
+    if wrenches is None:
+        qdd = one_world(model, "forward_dynamics", (q, qd, tau))  # the fast path: one sample
+        if qdd is not None:
+            return qdd
     if check_model(model).floating:
         v = check_velocity(model, qd, "v")
         force = check_velocity(model, tau, "tau")
         h = inverse_dynamics(model, q, v, np.zeros_like(v), wrenches=wrenches)
         return _solve(model, mass_matrix(model, q), force - h)
-    q, qd, tau = check_state(model, q=q, qd=qd, tau=tau)
+    compiled = resolve_backend() == "numba"
+    q, qd, tau = check_state(model, q=q, qd=qd, tau=tau, finite=not compiled or wrenches)
+    if compiled and not wrenches:  # one kernel: the bias torques, M and the LU solve
+        batch, n = q.shape[:-1], model.n_dof
+        B = batch_size(batch)
+        plan = world_plan(model)
+        qdd = np.empty(batch + (n,))
+        status = partials_kernels().forward(plan.model,
+                                            *(kernel_array(a.reshape(B, n)) for a in (q, qd, tau)),
+                                            qdd.reshape(B, n))
+        if status == 1:  # NON_FINITE
+            name_non_finite(model, q=q, qd=qd, tau=tau)
+        if status == 3:  # SINGULAR
+            singular_mass_matrix(model)
+        return qdd
     zero = np.zeros_like(q)
     h = inverse_dynamics(model, q, qd, zero, wrenches=wrenches)
     M = id_partials(model, q, zero, zero)[2]
@@ -50,5 +71,5 @@ def _solve(model, M, rhs):
     try:
         return np.linalg.solve(M, rhs[..., None])[..., 0]
     except np.linalg.LinAlgError:
-        raise InputError(f"model '{model.name}': the mass matrix is singular at this q (a joint that "
-                         "moves no mass); forward dynamics is undefined") from None
+        pass
+    singular_mass_matrix(model)

@@ -25,7 +25,7 @@ assembly once more (:mod:`hod_dynamics.second_partials`).
 
 A floating base adds the free joint's six columns as one joint at the root, in the base frame
 of the moment (:func:`_floating_partials`). The compiled kernel computes the same formulas
-(:mod:`hod_dynamics._partials_kernels`, which also packs the model arrays it reads).
+(:mod:`hod_dynamics._partials_ir`, which also packs the model arrays it reads).
 
 Sums along the tree (paths to the base, subtrees) are O(n) loops over bodies on whole arrays;
 no Python loop runs over samples.
@@ -36,6 +36,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .backend import kernel_array, partials_kernels, resolve_backend
+from .dispatch import one_world, world_plan
 from .errors import InputError
 from .model import per_model
 from .spatial import Ad, ad, inverse, rotate_inverse, screw_exp
@@ -236,6 +237,9 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     frame, :func:`hod_dynamics.floating.integrate`): Pinocchio's convention, in our
     (angular, linear) order.
     """
+    out = one_world(model, "first_partials", (q, qd, qdd), backend)  # the fast path
+    if out is not None:
+        return out[0], out[1], out[2]
     if check_model(model).floating:
         return _floating_partials(model, q, qd, qdd, resolve_backend(backend) == "numba")
     compiled = resolve_backend(backend) == "numba"
@@ -243,9 +247,9 @@ def id_partials(model, q, qd, qdd, *, backend=None):
     n = model.n_dof
     if compiled:
         out = np.empty((3,) + batch + (n, n))
-        kernels = partials_kernels()
-        if not kernels.first_partials(*kernels.first_model(model), *flat,
-                                      out.reshape(3, batch_size(batch), n, n)):
+        plan = world_plan(model)
+        if partials_kernels().first(plan.model, *flat,
+                                    out.reshape(3, batch_size(batch), n, n)) != 0:
             name_non_finite(model, q=q, qd=qd, qdd=qdd)
         return tuple(out)
     st = _state(model, *flat)
@@ -307,9 +311,9 @@ def _floating_partials(model, q, v, a, compiled=False):
     if compiled:
         out = np.empty((3,) + batch + (nv, nv))
         kernels = partials_kernels()
-        if not kernels.first_partials(*kernels.first_model(tree, free_joint=True), qa,
-                                      kernel_array(flat(v, nv)), kernel_array(flat(a, nv)),
-                                      out.reshape(3, -1, nv, nv), 6, g0):
+        if kernels.first(kernels.model_arrays(tree, free_joint=True), qa,
+                         kernel_array(flat(v, nv)), kernel_array(flat(a, nv)),
+                         out.reshape(3, B, nv, nv), 6, g0) != 0:
             raise InputError("a non-finite value reached the floating partials")  # checked above
         return tuple(out)
     st = _state(tree, qa, flat(v, nv), flat(a, nv), g0=g0, base=6)

@@ -10,7 +10,7 @@ given vector (directional derivatives, O(n^2): :func:`id_partials_directional`,
 :func:`id_second_order_rate`).
 
 The compiled path runs the backward pass of the paper, O(n d^2) per sample for a tree of depth
-d (:mod:`hod_dynamics._partials_kernels`, which also packs the model arrays it reads), one
+d (:mod:`hod_dynamics._partials_ir`, which also packs the model arrays it reads), one
 sample per kernel call. Its one fast path (:meth:`_SecondPlan.one`) hands a single sample's
 arrays to the kernel as they are; everything else takes the general path
 (:func:`_second_partials_into`), which validates first.
@@ -212,9 +212,7 @@ def _second_partials_into(model, q, qd, qdd, compiled, out, zero, batch_shape=No
     tensors = [np.asarray(t).reshape((batch_size(batch), n, n, n)) for t in out]  # views
     if compiled:
         plan = _second_plan(model)
-        status = plan.kernels.second_partials(plan.ints, plan.floats, *flat, *tensors,
-                                              np.empty(plan.work), zero)
-        if status != 0:
+        if plan.kernels.seconds(plan.model, *flat, tensors, zero) != 0:
             name_non_finite(model, q=q, qd=qd, qdd=qdd)
         return out
     block = max(1, _SECOND_ORDER_BLOCK // max(n, 1) ** 3)
@@ -302,20 +300,21 @@ _SECOND_PARTIALS = ("d2tau_dqdq", "d2tau_dqddqd", "d2tau_dqdqd", "dM_dq")
 
 
 class _SecondPlan:
-    """What the compiled second-order kernels need of a fixed-base model: ``ints, floats`` of
-    ``_partials_kernels.second_model`` (with the runs of its structurally zero entries), ``n``,
+    """What the compiled second-order kernel needs of a fixed-base model: ``model``, the array
+    of ``_partials_ir.second_model`` (with the runs of its structurally zero entries), ``n``,
     ``work`` (the size of the work array), and :meth:`one`."""
 
-    def __init__(self, kernels, ints, floats, n, work):
-        self.kernels, self.ints, self.floats, self.n, self.work = kernels, ints, floats, n, work
-        self._kernel = kernels.second_partials_one
+    def __init__(self, kernels, model, n, work):
+        self.kernels, self.model, self.n, self.work = kernels, model, n, work
+        self._caller = kernels.run_second
+        self._address = kernels.kernel_address("second_partials")
         self._local = threading.local()  # a work array per thread: the kernel runs without the GIL
 
     def one(self, q, qd, qdd, T, zero, work=None):
         """Write the four tensors of one sample into T (4 arrays (n, n, n)) and return True;
         False, having written nothing, when an argument is not what the compiled kernel takes
         as it is (an array of another type or shape, or holding a NaN: the general path then
-        converts it or names the fault). numba's dispatch checks the types: the kernel may not
+        converts it or names the fault). numba's dispatch checks the types: the caller may not
         compile new variants (see :func:`_second_plan`), so it raises TypeError for any other
         type, a read-only or strided array included."""
         if work is None:
@@ -323,8 +322,8 @@ class _SecondPlan:
             if work is None:
                 work = self._local.work = np.empty(self.work)
         try:
-            return self._kernel(self.ints, self.floats, q, qd, qdd, T[0], T[1], T[2], T[3], work,
-                                zero) == 0
+            return self._caller(self._address, self.model, q, qd, qdd, T[0], T[1],
+                                T[2], T[3], work, zero) == 0
         except TypeError:
             return False
 
@@ -332,14 +331,14 @@ class _SecondPlan:
 @per_model
 def _second_plan(model):
     """The :class:`_SecondPlan` of a fixed-base model (None for a floating one): the model
-    packed for the compiled kernels (:func:`hod_dynamics._partials_kernels.second_arrays`,
-    which also compiles, or loads, the one-sample kernel for kernel arrays and then forbids
-    other variants, see :meth:`_SecondPlan.one`)."""
+    packed for the compiled kernel (:func:`hod_dynamics._partials_ir.second_model`, whose first
+    run compiles, or loads, the one-sample caller for kernel arrays, which then compiles no
+    other variant, see :meth:`_SecondPlan.one`)."""
     if model.floating:
         return None
     kernels = partials_kernels()
-    ints, floats, work = kernels.second_arrays(model)
-    return _SecondPlan(kernels, ints, floats, model.n_dof, work)
+    return _SecondPlan(kernels, kernels.second_model(model), model.n_dof,
+                       kernels.work_size(model.n_dof))
 
 
 def _second_partials(model, q, qd, qdd):

@@ -304,6 +304,12 @@ def name_non_finite(model, **arrays):
     raise InputError("the joint arrays hold a non-finite value")  # not reached: check_state names it
 
 
+def singular_mass_matrix(model):
+    """Forward dynamics met a singular mass matrix (a zero pivot): the InputError that says so."""
+    raise InputError(f"model '{model.name}': the mass matrix is singular at this q (a joint that "
+                     "moves no mass); forward dynamics is undefined")
+
+
 # -- a floating model's configuration and velocity -------------------------------------------------
 def split_configuration(model, q, name="q"):
     """Validate a configuration (..., 7 + n): returns (position (..., 3), unit quaternion

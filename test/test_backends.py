@@ -62,7 +62,8 @@ def test_numba_equals_numpy_far_along_continuous_joints_and_for_pitched_screws(r
     and cos, which hand over to libm beyond SINCOS_LIMIT rad; a screw with a pitch (which
     from_screws accepts) has no such frame and runs the general form. Both match numpy,
     in batches (lanes), a few samples and one sample."""
-    from hod_dynamics._kernels import SINCOS_LIMIT, z_geometry
+    from hod_dynamics._llvm import SINCOS_LIMIT
+    from hod_dynamics._rnea_ir import geometry
 
     assert SINCOS_LIMIT < 2e6  # the angles below reach beyond it
     tree = hd.RobotModel.from_urdf(random_urdf(8, 4))
@@ -72,7 +73,7 @@ def test_numba_equals_numpy_far_along_continuous_joints_and_for_pitched_screws(r
         -0.2, 0.2, (3, 3)), rng.uniform(0.01, 0.05, (3, 3)))]
     pitched = hd.RobotModel.from_screws([[0, 0, 1, 0.1, 0, 0.05], [0, 1, 0, 0, 0, 1],
                                          [1, 0, 0, 0, 0.3, 0]], B, M, parents=[-1, 0, 0])
-    assert z_geometry(tree)[0] == 1.0 and z_geometry(pitched)[0] == 0.0
+    assert geometry(tree) is not None and geometry(pitched) is None
     for model, scale in [(tree, 1.0), (tree, 3e3), (tree, 2e6), (pitched, 1.0)]:
         jets = rng.uniform(-1, 1, (40, 6, model.n_dof))
         jets[:, 0] *= scale
@@ -225,16 +226,21 @@ def test_nan_broadcast_into_an_empty_batch_is_refused(backend, panda):
 def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     """numba compiles one variant per argument type and a read-only array is its own type:
     read-only or broadcast inputs must not trigger a second compile (seconds, in a 1 kHz loop)."""
-    from hod_dynamics.backend import kernels, partials_kernels
+    from hod_dynamics._llvm import run
+    from hod_dynamics._rnea_ir import run_one, run_state
+    from hod_dynamics.backend import partials_kernels
 
     jet = rng.uniform(-1, 1, (5, 7))
     hd.time_derivatives(panda, jet, 2, backend="numba")
     hd.id_second_partials(panda, *jet[:3], backend="numba")
     hd.id_second_partials(panda, *rng.uniform(-1, 1, (3, 4, 7)), backend="numba")  # the batch kernel
     hd.id_partials(panda, *jet[:3], backend="numba")
-    compiled = [len(f.signatures) for f in (kernels().rnea_jets,
-                                            partials_kernels().first_partials,
-                                            partials_kernels().second_partials)]
+    callers = (run, run_one, run_state)
+    k = partials_kernels()
+    callers += (k.run_mass, k.run_forward, k.run_first, k.run_second)
+    hd.mass_matrix(panda, jet[0])
+    hd.forward_dynamics(panda, *jet[:3])
+    compiled = [len(f.signatures) for f in callers]
     frozen = jet.copy()
     frozen.setflags(write=False)
     many = np.broadcast_to(jet, (4, 5, 7))  # read-only view
@@ -243,8 +249,14 @@ def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     for f in (hd.id_partials, hd.id_second_partials):
         f(panda, frozen[0], frozen[1], frozen[2], backend="numba")
         f(panda, many[:, 0], frozen[1], np.broadcast_to(frozen[2], (4, 7)), backend="numba")
-    assert [len(f.signatures) for f in (kernels().rnea_jets, partials_kernels().first_partials,
-                                        partials_kernels().second_partials)] == compiled
+    hd.inverse_dynamics(panda, frozen[0], frozen[1], frozen[2], backend="numba")
+    hd.inverse_dynamics(panda, many[0, 0], frozen[1], frozen[2], backend="numba")
+    hd.gravity_torques(panda, frozen[0])
+    hd.mass_matrix(panda, frozen[0])
+    hd.mass_matrix(panda, many[:, 0])
+    hd.forward_dynamics(panda, frozen[0], frozen[1], frozen[2])
+    hd.forward_dynamics(panda, many[0, 0], frozen[1], frozen[2])
+    assert [len(f.signatures) for f in callers] == compiled
 
 
 @needs_numba

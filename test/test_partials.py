@@ -360,7 +360,7 @@ def test_second_partials_one_sample_path_compiles_nothing_new(panda):
 
     q, qd, qdd = (a[0] for a in _states(panda, 1, seed=8))
     expected = hd.id_second_partials(panda, q, qd, qdd)
-    kernel = partials_kernels().second_partials_one
+    kernel = partials_kernels().run_second
     variants = len(kernel.signatures)
     frozen = q.copy()
     frozen.setflags(write=False)
