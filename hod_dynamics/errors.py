@@ -24,7 +24,9 @@ waits); it is never raised, even where a filter makes HodDynamicsWarnings errors
 
 The programs built on the library raise their own subclasses: :class:`CommandError` (the
 ``hod-dynamics`` command: one line, exit code 2), :class:`StartupError` (a node that cannot
-start: one FATAL line, exit code 1), :class:`LaunchArgumentError` (a launch file's argument).
+start: one FATAL line, exit code 1), :class:`WorkerStopped` (the feedforward node's worker
+process was stopped or died during a request), :class:`LaunchArgumentError` (a launch file's
+argument).
 
 Two warnings are not about a robot description, and are not HodDynamicsWarnings, so that
 making those errors (``filterwarnings("error", category=HodDynamicsWarning)``) does not make
@@ -84,6 +86,11 @@ class CommandError(HodDynamicsError):
 
 class StartupError(HodDynamicsError):
     """A node cannot start (invalid parameter, robot model or configuration)."""
+
+
+class WorkerStopped(HodDynamicsError):
+    """The feedforward node's worker process was stopped (the node is shutting down) or died
+    during a request."""
 
 
 class LaunchArgumentError(RuntimeError):

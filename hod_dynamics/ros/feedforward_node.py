@@ -26,6 +26,11 @@ Here: the interfaces, the parameters (read one way, from the table), the diagnos
 threads (streaming, computing ahead, loading the kernels) and the worker process
 (:mod:`.worker`: compiling the kernels, computing profiles).
 
+Longer than the package's other modules (about 560 lines): a shell, but a node with seven
+publishers, a subscription, a service, diagnostics, three threads and a worker process; each
+method is one interface or one thread, and split over files they would be read together
+anyway (as ros2 demos keep one node to one file).
+
 Parameters: PARAMETERS. Bad input never stops the node: a rejected trajectory is logged in
 one line, counted in the diagnostics, and the current trajectory goes on. A node that cannot
 start (a parameter, the model or the actuators given by parameter) logs one FATAL line naming

@@ -34,13 +34,9 @@ from dataclasses import dataclass, field  # noqa: E402
 from multiprocessing.connection import Connection  # noqa: E402
 from typing import Any, Mapping  # noqa: E402
 
-from ..errors import HodDynamicsError  # noqa: E402
+from ..errors import HodDynamicsError, WorkerStopped  # noqa: E402
 
 NICENESS = 10  # the worker yields the CPU to the node's streaming threads
-
-
-class WorkerStopped(HodDynamicsError):
-    """The worker was stopped (the node is shutting down) or died during a request."""
 
 
 @dataclass(frozen=True)
