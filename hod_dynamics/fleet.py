@@ -22,6 +22,10 @@ A run with an ``out`` folder of an earlier run skips the bags whose folder holds
 with the same settings from the same file (size and modification time); ``force=True`` redoes
 them. Bags that failed on their input (a corrupt file, joints missing, ...) count as done;
 bags that failed for another reason (a dead worker, a network error) are tried again.
+
+Longer than 500 lines: the driver (skips, the table's rewrites, Ctrl-C) and the task a worker
+runs share one folder protocol (staging, rows written last, debris removed) and one engine
+setup (threads, compile notices, warm-up); kept in one place so that protocol reads whole.
 """
 
 import contextlib
@@ -98,7 +102,7 @@ def analyse_task(task, out, options):
         os.makedirs(staging)
     final, local = True, None
     try:
-        with local_bag(task.path) as local:
+        with local_bag(task.path) as local, _compile_notices_to_worker_log():
             report = _analyse(local, task, staging, options)
         rows = table_rows(report, task)
     except Exception as exc:                   # noqa: BLE001  every fault of a bag becomes its row
@@ -135,19 +139,38 @@ def _has_matplotlib():
     return True
 
 
+def _dask_worker():
+    """The Dask worker running this task, or None (in the caller's process)."""
+    try:
+        from distributed import get_worker
+
+        return get_worker()
+    except (ImportError, ValueError):
+        return None
+
+
+def _compile_notices_to_worker_log():
+    """A kernel compile's notice (a worker's first bag, numba's cache cold) is about the process:
+    on a Dask worker it goes to the worker's log, never into the bag's notes (the table must not
+    depend on which worker compiled). In the caller's process, the caller's routing stays."""
+    if _dask_worker() is None:
+        return contextlib.nullcontext()
+    import logging
+
+    from .backend import compile_notices
+
+    return compile_notices(logging.getLogger("distributed.worker").info)
+
+
 def _limit_threads():
     """One share of this machine's CPUs for the dynamics of a task: the CPUs divided among
     the tasks a Dask worker runs at once (unless HOD_DYNAMICS_THREADS says otherwise)."""
     from .backend import THREADS_ENV_VAR
 
-    if os.environ.get(THREADS_ENV_VAR):
-        return
-    try:
-        from distributed import get_worker
-
-        slots = get_worker().state.nthreads
-    except (ImportError, ValueError, AttributeError):
-        return                                   # not on a Dask worker
+    worker = _dask_worker()
+    if os.environ.get(THREADS_ENV_VAR) or worker is None:
+        return                                   # set, or not on a Dask worker
+    slots = getattr(getattr(worker, "state", None), "nthreads", 1)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     os.environ[THREADS_ENV_VAR] = str(max(1, cpus // max(1, slots)))
 
@@ -400,6 +423,7 @@ def _run(tasks, out, options, workers, client):
     if not tasks:
         return
     if workers == 0:
+        _warm_up(tasks, options)
         for task in tasks:
             yield analyse_task(task, out, options)
         return
@@ -478,8 +502,8 @@ def dask_setup(worker):
 
 
 def _warm_up(tasks, options):
-    """Compile (or load) the kernels the analysis runs once here, so that the workers load them
-    from numba's disk cache instead of each compiling them."""
+    """Compile (or load) the kernels the analysis runs once here, before the first bag (a compile
+    announced here, not in a bag's notes), so that the workers load them from numba's cache."""
     from .dispatch import prepare_compiled_kernels
 
     seen = set()

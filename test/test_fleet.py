@@ -3,6 +3,7 @@ fleets of two real arm descriptions, analysed on a real Dask LocalCluster on loo
 local pool and in this process; workers killed mid-run; re-runs; Ctrl-C; friction drift."""
 
 import glob
+import importlib.util
 import json
 import os
 import shutil
@@ -343,6 +344,53 @@ def test_the_threshold_separates_a_drift_from_the_noise_of_single_bags():
     assert exact.moved and exact.p < 1e-30 and abs(exact.slope - 0.1) < 1e-12
     flat = trends.series_trend("r", "j", "viscous", times, np.zeros(5), None, alpha=0.5)
     assert not flat.moved
+
+
+_COLD_START = """
+import json, logging, sys, warnings
+import hod_dynamics as hd
+bag, out, engine = sys.argv[1:]
+logged = []
+handler = logging.Handler()
+handler.emit = lambda record: logged.append(record.getMessage())
+logging.getLogger("distributed.worker").addHandler(handler)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    if engine == "dask":
+        from distributed import Client, LocalCluster
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as c, \\
+                Client(c) as client:
+            frame = hd.analyze_bags([bag], "iiwa14", out, client=client, friction="fit", plots=False,
+                                    derived_bag=False)
+    else:
+        frame = hd.analyze_bags([bag], "iiwa14", out, workers=0, friction="fit", plots=False, derived_bag=False)
+warned = [str(w.message) for w in caught if issubclass(w.category, hd.errors.KernelCompileWarning)]
+print(json.dumps({"status": sorted(set(frame["status"])), "notes": [n for n in frame["notes"] if isinstance(n, str)],
+                  "summary_notes": json.load(open(out + "/iiwa14_00/summary.json")).get("notes"),
+                  "warned": len(warned), "logged": sum("compiling kernels" in m for m in logged)}))
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="needs numba")
+def test_a_kernel_compile_on_a_cold_cache_stays_out_of_the_table(fleet_bags, tmp_path):
+    """With numba's cache empty, the first bag compiles the kernels. The compile notice is about
+    the process, not the bag: on a Dask worker it goes to the worker's log, in the caller's
+    process to the caller (a KernelCompileWarning before the first bag); never into a row's
+    notes or summary.json, so the table does not depend on which worker compiled."""
+    runs = {}
+    for engine in ("dask", "serial"):
+        env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / f"cache_{engine}"),
+                   PYTHONPATH=os.pathsep.join([os.getcwd()] + sys.path))
+        runs[engine] = subprocess.Popen([sys.executable, "-c", _COLD_START, str(fleet_bags / "iiwa14_00"),
+                                         str(tmp_path / f"out_{engine}"), engine], env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+    for engine, proc in runs.items():
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        seen = json.loads(out.splitlines()[-1])
+        assert seen["status"] == ["ok"], seen
+        assert not [n for n in seen["notes"] + (seen["summary_notes"] or []) if "KernelCompile" in n], seen
+        assert (seen["logged"], seen["warned"]) == ((1, 0) if engine == "dask" else (0, 1)), (engine, seen)
 
 
 def test_urls_mappings_with_robot_names_and_bag_names(fleet_bags, dask_run, tmp_path):
