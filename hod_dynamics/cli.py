@@ -618,7 +618,9 @@ def cmd_identify(args):
     Writes identified.urdf (the URDF with new inertials and <dynamics>), friction.yaml,
     identification.json (parameters, standard errors, condition number, residuals per bag and
     joint, prior and identified) and torque_<bag>.png (measured against predicted torque)."""
-    from .analysis import analyze_joint_states
+    from dataclasses import replace
+
+    from .analysis import analyze_joint_states, source_notes
     from .bag import read_joint_states
     from .errors import InputError
     from .identification import evaluate, identify, recording_label, summary, write_outputs
@@ -658,6 +660,11 @@ def cmd_identify(args):
         result = identify(model, runs, method=args.method, friction=args.friction,
                           regularization=args.regularization, names=[recording_label(p) for p in args.bags],
                           fixed_parts=locked, progress=status.line)
+        # the joint-state groups each bag's messages came in: ignored ones, aligned ones
+        groups = [f"bag {recording_label(path)}: {note}" for path, run in zip(list(args.bags) + list(args.validate or []),
+                                                                             runs + checks)
+                  for note in source_notes(run.states)]
+        result = replace(result, notes=tuple(groups) + result.notes)
         status.line("residuals and plots")
         evaluation = evaluate(result, checks, [recording_label(p) for p in args.validate or []])
         paths = write_outputs(result, args.out, urdf_source(args.urdf), evaluation, plots=plot,
