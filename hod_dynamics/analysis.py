@@ -809,7 +809,8 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
     ``progress``: None or ``progress(stage)`` returning the ``callback(done, total)`` of the
     stage ``"reading"``, ``"analysing"`` or ``"writing"``; ``check(states)``: called with the
     :class:`~hod_dynamics.bag.JointStates` before the analysis (e.g. to refuse a job that would
-    not fit in memory); ``title``: of the plots (default: model and bag name). Library
+    not fit in memory); the note lines it returns, if any, come first in the analysis's notes
+    (the printed summary and ``summary.json``); ``title``: of the plots (default: model and bag name). Library
     warnings never reach the caller: each kind becomes a line of :attr:`BagReport.warnings`.
     Returns :class:`BagReport`. Raises what :func:`~hod_dynamics.bag.read_joint_states`,
     :func:`analyze_joint_states` and ``check`` raise.
@@ -825,13 +826,14 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
         states = read_joint_states(path, joint_states, joints=model.joint_names, time_base=time_base,
                                    progress=stage("reading"))
         states = states.select(start, end)
-        if check is not None:
-            check(states)
+        checked = () if check is None else tuple(check(states) or ())
         planned = None if not trajectory_topic else read_planned_positions(path, trajectory_topic, states.t0_ns)
         clock = time.perf_counter()
         analysis = analyze_joint_states(model, states, order=order, actuators=actuators, smoothing=smoothing,
                                         planned=planned, progress=stage("analysing"), friction=friction)
         seconds = time.perf_counter() - clock
+        if checked:
+            analysis = replace(analysis, notes=checked + tuple(analysis.notes))
         paths = ()
         if out is not None:
             name = os.path.basename(os.path.normpath(os.fspath(path)))

@@ -340,14 +340,14 @@ def cmd_analyze_bag(args):
     plot = _plots_possible(args.no_plot)
     show = not args.no_progress
     locks = _parse_locks(args.lock)
-    lock_notes = []
 
     def check(states):
-        # a locked joint the bag records: its recorded motion is not used (the model holds it)
-        lock_notes.extend(f"--lock {name}: the bag records this joint; its recorded motion is not used, the model "
-                          f"holds it at {locks[name]:g}" for name in locks if name in states.joint_names)
         check_memory(bag_memory(len(states.t), len(states.joint_names), model.n_dof, args.order),
                      f"the analysis of {len(states.t):,} joint states", "analyse a part with --start/--end")
+        # a locked joint the bag records: its recorded motion is not used (the model holds it);
+        # returned, the note is one of the analysis's notes (printed and in summary.json)
+        return [f"--lock {name}: the bag records this joint; its recorded motion is not used, the model holds it "
+                f"at {locks[name]:g}" for name in locks if name in states.joint_names]
 
     report = analyze_bag(args.bag, model, args.out, joint_states=args.joint_states, time_base=args.time_base,
                          start=args.start, end=args.end, trajectory_topic=args.trajectory_topic, order=args.order,
@@ -355,8 +355,7 @@ def cmd_analyze_bag(args):
                          derived_bag=not args.no_derived_bag, samples=not args.no_samples_csv,
                          progress=lambda stage: _Progress(stage, show),
                          check=check, title=f"{model.name}: {os.path.basename(args.bag)}")
-    notes = lock_notes + list(report.warnings)
-    for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in notes]:
+    for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in report.warnings]:
         print(line)
     for path in report.paths:
         print(f"wrote {path}")
