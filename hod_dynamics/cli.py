@@ -620,7 +620,8 @@ def cmd_identify(args):
     from .analysis import analyze_joint_states
     from .bag import read_joint_states
     from .errors import InputError
-    from .identification import evaluate, identify, recording_label, summary, write_outputs
+    from .fleet_inputs import bag_names
+    from .identification import evaluate, identify, summary, write_outputs
     from .robots import urdf_source
     from .urdf_writer import locked_parts
 
@@ -635,13 +636,18 @@ def cmd_identify(args):
     show = not args.no_progress
     status = _Progress("identify", show)
     start = time.perf_counter()
+    # a label per bag for the tables and plot names: the file name, with its folders' names
+    # where two bags share it (run1/rec.mcap, run2/rec.mcap)
+    validate = list(args.validate or [])
+    labels = dict(zip([("identification", k) for k in range(len(args.bags))]
+                      + [("validation", k) for k in range(len(validate))], bag_names(list(args.bags) + validate)))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
 
-        def analysed(path, role):
+        def analysed(path, role, k):
             states = read_joint_states(path, args.joint_states, joints=model.joint_names, time_base=args.time_base,
                                        progress=_Progress("reading", show))
-            status.line(f"fitting {role} bag {recording_label(path)} ({len(states.t)} samples)")
+            status.line(f"fitting {role} bag {labels[role, k]} ({len(states.t)} samples)")
             try:
                 if states.effort is None:
                     raise InputError(f"the joint states on {states.topic} carry no efforts; identification needs "
@@ -650,15 +656,16 @@ def cmd_identify(args):
             except InputError as exc:
                 raise InputError(f"bag '{path}': {exc}") from None
 
-        runs = [analysed(path, "identification") for path in args.bags]
-        checks = [analysed(path, "validation") for path in args.validate or []]
+        runs = [analysed(path, "identification", k) for k, path in enumerate(args.bags)]
+        checks = [analysed(path, "validation", k) for k, path in enumerate(validate)]
         xacro_args = xacro_args_from_strings(args.xacro_arg, "--xacro-arg")
         locked = locked_parts(urdf_source(args.urdf), model, xacro_args=xacro_args) if args.lock else None
         result = identify(model, runs, method=args.method, friction=args.friction,
-                          regularization=args.regularization, names=[recording_label(p) for p in args.bags],
+                          regularization=args.regularization,
+                          names=[labels["identification", k] for k in range(len(args.bags))],
                           fixed_parts=locked, progress=status.line)
         status.line("residuals and plots")
-        evaluation = evaluate(result, checks, [recording_label(p) for p in args.validate or []])
+        evaluation = evaluate(result, checks, [labels["validation", k] for k in range(len(validate))])
         paths = write_outputs(result, args.out, urdf_source(args.urdf), evaluation, plots=plot,
                               xacro_args=xacro_args, command=" ".join([PROG] + sys.argv[1:]))
     status.done()
