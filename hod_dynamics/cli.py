@@ -617,7 +617,9 @@ def cmd_identify(args):
     Writes identified.urdf (the URDF with new inertials and <dynamics>), friction.yaml,
     identification.json (parameters, standard errors, condition number, residuals per bag and
     joint, prior and identified) and torque_<bag>.png (measured against predicted torque)."""
-    from .analysis import analyze_joint_states
+    from dataclasses import replace
+
+    from .analysis import analyze_joint_states, source_notes
     from .bag import read_joint_states
     from .errors import InputError
     from .fleet_inputs import bag_names
@@ -664,6 +666,11 @@ def cmd_identify(args):
                           regularization=args.regularization,
                           names=[labels["identification", k] for k in range(len(args.bags))],
                           fixed_parts=locked, progress=status.line)
+        # the joint-state groups each bag's messages came in: ignored ones, aligned ones
+        groups = [f"bag {recording_label(path)}: {note}" for path, run in zip(list(args.bags) + list(args.validate or []),
+                                                                             runs + checks)
+                  for note in source_notes(run.states)]
+        result = replace(result, notes=tuple(groups) + result.notes)
         status.line("residuals and plots")
         evaluation = evaluate(result, checks, [labels["validation", k] for k in range(len(validate))])
         paths = write_outputs(result, args.out, urdf_source(args.urdf), evaluation, plots=plot,
