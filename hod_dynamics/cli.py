@@ -667,8 +667,7 @@ def cmd_identify(args):
                           names=[labels["identification", k] for k in range(len(args.bags))],
                           fixed_parts=locked, progress=status.line)
         # the joint-state groups each bag's messages came in: ignored ones, aligned ones
-        groups = [f"bag {recording_label(path)}: {note}" for path, run in zip(list(args.bags) + list(args.validate or []),
-                                                                             runs + checks)
+        groups = [f"bag {label}: {note}" for label, run in zip(labels.values(), runs + checks)
                   for note in source_notes(run.states)]
         result = replace(result, notes=tuple(groups) + result.notes)
         status.line("residuals and plots")
