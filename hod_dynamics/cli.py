@@ -172,9 +172,9 @@ WARM_BUDGET = 0.5  # s: the warm job is repeated within this budget (once when i
 
 
 def cmd_demo(args):
-    """The main job on the embedded default: the shipped KUKA iiwa 14 model (Müller and Kumar
-    2021), the Gaz et al. trajectory and the end-effector wrench of that paper; tau^(0..order)
-    at ``rate`` Hz, written as CSV (and a PNG with matplotlib)."""
+    """The published example of Müller and Kumar 2021: the shipped KUKA iiwa 14 model, the Gaz
+    et al. trajectory and the end-effector wrench of that paper; tau^(0..order)
+    at --rate Hz, written as CSV into --out (and a PNG with matplotlib)."""
     from .backend import resolve_backend
     from .dynamics import time_derivatives
     from .trajectory_feedforward import FeedforwardResult, save_csv
@@ -800,7 +800,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
-    demo = sub.add_parser("demo", help="run the embedded default (shipped iiwa model and trajectory)",
+    demo = sub.add_parser("demo", help="the published example (shipped iiwa model and trajectory)",
                           description=cmd_demo.__doc__)
     demo.add_argument("--order", type=_order_type(DEMO_MAX_ORDER), default=3, metavar=f"0..{DEMO_MAX_ORDER}",
                       help=f"highest torque derivative (default 3, at most {DEMO_MAX_ORDER})")
@@ -916,14 +916,14 @@ def _add_identify(sub):
     ident.add_argument("--method", choices=("consistent", "ols"), default="consistent",
                        help="consistent (default): every body physically consistent, the undetermined directions "
                             "from the URDF (needs cvxpy); ols: weighted least squares of the base parameters")
-    ident.add_argument("--regularization", type=float, default=1.0, metavar="W",
+    ident.add_argument("--regularization", type=_non_negative, default=1.0, metavar="W",
                        help="weight of the divergence from the URDF's inertias in the consistent fit, in units of "
                             "one sample's weighted squared residual (default 1)")
     ident.add_argument("--joint-states", metavar="TOPIC",
                        help="sensor_msgs/JointState topic (default: the only one in each bag)")
     ident.add_argument("--time-base", choices=("auto", "header", "receive", "index"), default="auto",
                        help="sample times, as for analyze-bag (default auto)")
-    ident.add_argument("--smoothing", type=float, metavar="STD",
+    ident.add_argument("--smoothing", type=_non_negative, metavar="STD",
                        help="position noise standard deviation in rad (m); default: estimated from the data")
     _add_description_options(ident, "lock a joint the bags do not record at VALUE rad (m) (repeat the flag)")
     ident.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
