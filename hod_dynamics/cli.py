@@ -340,14 +340,14 @@ def cmd_analyze_bag(args):
     plot = _plots_possible(args.no_plot)
     show = not args.no_progress
     locks = _parse_locks(args.lock)
-    lock_notes = []
 
     def check(states):
-        # a locked joint the bag records: its recorded motion is not used (the model holds it)
-        lock_notes.extend(f"--lock {name}: the bag records this joint; its recorded motion is not used, the model "
-                          f"holds it at {locks[name]:g}" for name in locks if name in states.joint_names)
         check_memory(bag_memory(len(states.t), len(states.joint_names), model.n_dof, args.order),
                      f"the analysis of {len(states.t):,} joint states", "analyse a part with --start/--end")
+        # a locked joint the bag records: its recorded motion is not used (the model holds it);
+        # returned, the note is one of the analysis's notes (printed and in summary.json)
+        return [f"--lock {name}: the bag records this joint; its recorded motion is not used, the model holds it "
+                f"at {locks[name]:g}" for name in locks if name in states.joint_names]
 
     report = analyze_bag(args.bag, model, args.out, joint_states=args.joint_states, time_base=args.time_base,
                          start=args.start, end=args.end, trajectory_topic=args.trajectory_topic, order=args.order,
@@ -355,8 +355,7 @@ def cmd_analyze_bag(args):
                          derived_bag=not args.no_derived_bag, samples=not args.no_samples_csv,
                          progress=lambda stage: _Progress(stage, show),
                          check=check, title=f"{model.name}: {os.path.basename(args.bag)}")
-    notes = lock_notes + list(report.warnings)
-    for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in notes]:
+    for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in report.warnings]:
         print(line)
     for path in report.paths:
         print(f"wrote {path}")
@@ -618,7 +617,9 @@ def cmd_identify(args):
     Writes identified.urdf (the URDF with new inertials and <dynamics>), friction.yaml,
     identification.json (parameters, standard errors, condition number, residuals per bag and
     joint, prior and identified) and torque_<bag>.png (measured against predicted torque)."""
-    from .analysis import analyze_joint_states
+    from dataclasses import replace
+
+    from .analysis import analyze_joint_states, source_notes
     from .bag import read_joint_states
     from .errors import InputError
     from .identification import evaluate, identify, recording_label, summary, write_outputs
@@ -658,6 +659,11 @@ def cmd_identify(args):
         result = identify(model, runs, method=args.method, friction=args.friction,
                           regularization=args.regularization, names=[recording_label(p) for p in args.bags],
                           fixed_parts=locked, progress=status.line)
+        # the joint-state groups each bag's messages came in: ignored ones, aligned ones
+        groups = [f"bag {recording_label(path)}: {note}" for path, run in zip(list(args.bags) + list(args.validate or []),
+                                                                             runs + checks)
+                  for note in source_notes(run.states)]
+        result = replace(result, notes=tuple(groups) + result.notes)
         status.line("residuals and plots")
         evaluation = evaluate(result, checks, [recording_label(p) for p in args.validate or []])
         paths = write_outputs(result, args.out, urdf_source(args.urdf), evaluation, plots=plot,

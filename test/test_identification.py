@@ -3,6 +3,8 @@ inertias are perturbed by up to 30 %, with friction, sensor noise, jittered stam
 samples. Identified on one run from the unperturbed URDF, validated on another; the command
 line end to end; bad input named."""
 
+import contextlib
+import io
 import json
 import os
 
@@ -141,6 +143,33 @@ def test_command_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
     assert cli.main(["identify", bag1, "--urdf", "planar_2r", "--out", str(tmp_path / "b"), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "joints ['joint1', 'joint2'] of the model are in no message on /joint_states" in err
+
+
+def test_a_gripper_on_the_topic_and_joints_from_two_drivers_are_read_as_analyze_bag_reads_them(runs, command, tmp_path):
+    # run 1 with a gripper publishing its fingers on /joint_states; run 2 with joints 5-7 from
+    # a second driver sampling 0.37 periods after the first
+    from hod_dynamics.bag import write_joint_state_streams
+
+    (rec1, _, _), (rec2, _, _) = runs
+    shared = rec1.write(str(tmp_path / "shared.mcap"), streams=[rec1.gripper_stream(50.0)])
+    second, _ = rec2.second_driver([4, 5, 6], offset=0.37)
+    split = write_joint_state_streams(tmp_path / "split.mcap", [rec2.stream(joints=[0, 1, 2, 3]), second])
+    out = tmp_path / "out"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert cli.main(["identify", str(shared), "--urdf", rec1.urdf, "--out", str(out), "--validate", str(split),
+                         "--no-plot", "--no-progress"]) == 0
+    text = printed.getvalue()
+    assert "note: bag shared: ignored 1,250 messages with joints finger_left, finger_right: not in the model" in text
+    assert "note: bag split: joints iiwa_joint_5, iiwa_joint_6, iiwa_joint_7 come in other messages" in text
+    data = json.loads((out / "identification.json").read_text())
+    assert any(n.startswith("bag shared: ignored 1,250 messages") for n in data["notes"])
+    # the gripper changes nothing: the parameters identified from run 1 alone
+    alone = json.loads((command[0] / "identification.json").read_text())
+    np.testing.assert_allclose([e["value"] for e in data["base_parameters"]],
+                               [e["value"] for e in alone["base_parameters"]], rtol=1e-9, atol=1e-12)
+    # the aligned validation run is predicted at the effort noise
+    assert all(r["identified"] < 1.2 * EFFORT_NOISE for r in data["residual_rms"]["split"]["joints"].values())
 
 
 def test_the_feedforward_node_takes_the_identified_files_as_they_are(command):
