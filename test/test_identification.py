@@ -134,6 +134,25 @@ def test_command_writes_a_urdf_and_friction_that_analyze_bag_and_pinocchio_take(
     assert all(j["residual_rms"] < 1.15 * EFFORT_NOISE for j in summary["joints"].values())
 
 
+def test_bags_of_one_file_name_keep_their_own_rows(runs, tmp_path, capsys):
+    """run1/rec.mcap and run2/rec.mcap: each bag its own label (the folder's name before the
+    file's) in identification.json and the printed table; a library call with one name for
+    two recordings is refused rather than leaving one out."""
+    import shutil
+
+    (rec1, bag1, run1), (_, bag2, run2) = runs
+    first, second = (shutil.copytree(bag, tmp_path / day / "rec.mcap") for day, bag in (("d1", bag1), ("d2", bag2)))
+    assert cli.main(["identify", str(first), "--urdf", rec1.urdf, "--out", str(tmp_path / "o"), "--validate",
+                     str(second), "--method", "ols", "--no-plot", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "d1__rec (identification)" in printed and "d2__rec (validation)" in printed, printed
+    data = json.loads((tmp_path / "o" / "identification.json").read_text())
+    assert {name: entry["role"] for name, entry in data["residual_rms"].items()} == \
+        {"d1__rec": "identification", "d2__rec": "validation"}
+    with pytest.raises(InputError, match="every recording needs a name of its own, got rec more than once"):
+        identify(PRIOR, [run1, run2], method="ols", names=["rec", "rec"])
+
+
 def test_command_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
     rec1, bag1, _ = runs[0]
     no_effort = Recording(seed=4, model=TRUTH, duration=3.0).write(str(tmp_path / "ne.mcap"), effort=False)
