@@ -380,7 +380,8 @@ def _chosen_root(robot, roots, root_link):
     trees = [r for r in roots if r != "world" or r in attached] or roots
     if len(trees) == 1:
         return trees[0]
-    shown = ", ".join(f"'{r}' (line {links[r].line}, {_tree_size(r, robot)} links)" for r in trees[:6])
+    sizes = {r: _tree_size(r, robot) for r in trees[:6]}
+    shown = ", ".join(f"'{r}' (line {links[r].line}, {n} link{'s' if n != 1 else ''})" for r, n in sizes.items())
     more = f" and {len(trees) - 6} more" if len(trees) > 6 else ""
     raise ModelError(f"the description holds {len(trees)} separate trees, with root links {shown}{more}: "
                      f"choose one with root_link (--root on the command line), or join them with joints")

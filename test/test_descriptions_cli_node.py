@@ -150,3 +150,18 @@ def test_node_says_zero_moving_joints(harness, capfd):
     node = _node(harness, urdf_path=corpus_path("urdfdom/branching_robot.urdf"))
     assert node.model.n_dof == 0
     assert "0 moving joints []" in capfd.readouterr().err
+
+
+def test_node_takes_an_identified_lwr4_and_refuses_its_negative_friction_as_friction(harness, capfd):
+    """FloBaRoID's identified KUKA LWR4+: the node starts on it and logs the negative <dynamics>
+    values as warnings naming joint and line; with ``friction: urdf`` (which would use them) it
+    cannot start, and says which joint, line and value."""
+    from hod_dynamics.ros.process import StartupError
+
+    node = _node(harness, urdf_path=LWR4_IDENTIFIED)
+    assert node.model.n_dof == 7
+    err = capfd.readouterr().err
+    assert "WARN" in err and "joint 'lwr_3_joint' (line 207): <dynamics friction=\"-0.3904978507615987\">" in err
+    with pytest.raises(StartupError, match=r"parameter friction: .*joint 'lwr_3_joint' \(line 203\) has <dynamics "
+                                           r"friction=\"-0\.3904978507615987\">, a negative coefficient"):
+        _node(harness, urdf_path=LWR4_IDENTIFIED, friction="urdf")
