@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shlex
+import sys
 
 import numpy as np
 import pytest
@@ -154,6 +155,12 @@ def test_bags_of_one_file_name_keep_their_own_rows(runs, tmp_path, capsys):
     assert data["command"] == shlex.join(["hod-dynamics"] + argv)  # the command as given (not this process's argv)
     with pytest.raises(InputError, match="every recording needs a name of its own, got rec more than once"):
         identify(PRIOR, [run1, run2], method="ols", names=["rec", "rec"])
+
+
+def test_the_consistent_fit_without_cvxpy_says_what_to_install(runs, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cvxpy", None)   # as if not installed
+    with pytest.raises(InputError, match=r"pip install cvxpy clarabel \(the identification extra .*or use the ols"):
+        identify(PRIOR, [runs[0][2]])
 
 
 def test_command_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
