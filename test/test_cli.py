@@ -88,6 +88,9 @@ def test_each_user_failure_is_one_line_and_exit_2(tmp_path, panda_recording, pan
         ("analyze-bag", *bag, "--out", str(tmp_path / "o"), "--end", "nan"): "--end: nan must be a finite number >= 0",
         ("analyze-bag", *bag, "--out", str(tmp_path / "o"), "--start", "-1"): "--start: -1 must be a finite number >= 0",
         ("analyze-bag", *bag, "--out", str(tmp_path / "o"), "--smoothing", "inf"): "--smoothing: inf must be a finite",
+        # identify's numbers refused by the parser, before any bag is read, as analyze-bag's are
+        ("identify", *bag, "--out", str(tmp_path / "o"), "--smoothing", "-1"): "--smoothing: -1 must be a finite",
+        ("identify", *bag, "--out", str(tmp_path / "o"), "--regularization", "nan"): "--regularization: nan must be a",
     }
     procs = {args: _cli(args) for args in cases}
     for args, words in cases.items():
