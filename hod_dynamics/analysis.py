@@ -484,6 +484,14 @@ def _friction_hint(names, qd, residual):
             f"offset); --friction fit would lower its RMS: {', '.join(shown)}"]
 
 
+def lock_notes(locked, recorded):
+    """One note per joint of ``locked`` (``{joint: position}``, rad or m: the joints the model
+    was built with locked) that the bag records (``recorded``: its joint names): the model
+    holds the joint, its recorded motion is not used."""
+    return [f"--lock {name}: the bag records this joint; its recorded motion is not used, the model holds it "
+            f"at {position:g}" for name, position in locked.items() if name in recorded]
+
+
 def source_notes(states):
     """Notes on the joint-state groups of ``states`` (:class:`~hod_dynamics.bag.JointStates`):
     those ignored and the alignment of the others (one line each)."""
