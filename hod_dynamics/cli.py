@@ -433,8 +433,10 @@ def _error_lines(summary, model):
     order = summary["order"]
     zone = summary["error_estimate"]["end_zone"]
     share = summary["error_estimate"]["supported_when_error_below_share_of_rms"]
-    lines = [f"error estimate of tau^(k) (RMS over the samples more than {zone[f'tau{order}']:.2g} s from a segment "
-             f"end; % of its RMS; * not supported by the data: above {100 * share:.0f} %)"]
+    # each order has its own end zone (its own smoothing's width): name every one
+    zones = ", ".join(f"tau{k} {zone[f'tau{k}']:.2g} s" for k in range(order + 1))
+    lines = [f"error estimate of tau^(k) (RMS over the samples farther from a segment end than the order's end "
+             f"zone: {zones}; % of its RMS; * not supported by the data: above {100 * share:.0f} %)"]
     units = [common_unit(model.joint_types, "torque", k) for k in range(order + 1)]
     lines.append(f"  {'joint':<24}" + "".join(f"{f'tau{k} [{units[k]}]':>22}" for k in range(order + 1)))
     for name, e in summary["joints"].items():

@@ -157,3 +157,17 @@ def test_samples_csv_without_pyarrow_holds_the_same_numbers(panda_recording, pan
     values_a = np.array(rows_a[1:], dtype=float)
     values_p = np.array(rows_p[1:], dtype=float)
     assert np.array_equal(values_a, values_p, equal_nan=True)
+
+
+def test_the_error_table_names_the_end_zone_of_every_order(panda_recording, panda_bags, tmp_path, capsys):
+    """Each order's smoothing has its own width, so its own end zone: the header of the printed
+    table gives each, as summary.json does."""
+    rec = panda_recording
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", str(out), "--no-plot",
+                     "--no-derived-bag", "--no-samples-csv", "--no-progress"] + rec.locks) == 0
+    (header,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("error estimate of")]
+    zones = json.loads((out / "summary.json").read_text())["error_estimate"]["end_zone"]
+    assert len({f"{z:.2g}" for z in zones.values()}) == 3, zones    # the orders' zones differ here
+    for k in range(3):
+        assert f"tau{k} {zones[f'tau{k}']:.2g} s" in header, (header, zones)
