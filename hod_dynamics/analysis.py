@@ -67,7 +67,8 @@ class BagAnalysis:
     including friction when a friction model is used, motor references with actuators);
     ``planned`` (m, n) planned positions (linear interpolation of the recorded plan) or None;
     ``friction``: the :class:`~hod_dynamics.friction.FrictionModel` used or None;
-    ``friction_source``: ``"fit"``, ``"urdf"``, a file name or ``"given"``;
+    ``friction_source``: ``"fit"``, ``"urdf"``, the YAML file's name, or ``"given"`` (a
+    :class:`~hod_dynamics.friction.FrictionModel`, a mapping or YAML text);
     ``friction_fit``: per joint the fitted parameters' standard errors and the residual RMS
     before and after (``friction="fit"`` only); ``rigid_tau`` (m, n): the rigid-body tau
     when friction is used; ``segments``: (start, stop) sample ranges fitted separately;
@@ -277,10 +278,10 @@ def _friction_spec(friction):
         return friction, None if friction is None else "given"
     if isinstance(friction, str) and friction in ("fit", "urdf"):
         return friction, friction
-    if isinstance(friction, dict):
-        return friction, "given"
     import os
 
+    if isinstance(friction, dict) or not os.path.isfile(friction):   # a mapping or YAML text
+        return friction, "given"
     return friction, os.path.basename(os.fspath(friction))
 
 

@@ -171,3 +171,16 @@ def test_the_error_table_names_the_end_zone_of_every_order(panda_recording, pand
     assert len({f"{z:.2g}" for z in zones.values()}) == 3, zones    # the orders' zones differ here
     for k in range(3):
         assert f"tau{k} {zones[f'tau{k}']:.2g} s" in header, (header, zones)
+
+
+def test_friction_given_as_yaml_text_is_labelled_given(panda_recording, panda_bags, tmp_path):
+    """friction_source: the file's name for a file, "given" for YAML text (not the text itself)."""
+    rec = panda_recording
+    states = read_joint_states(str(panda_bags["mcap"]), None).select(0.0, 1.0)
+    text = "friction: {panda_joint1: {coulomb: 1.5, viscous: 0.2, offset: 0.0}}"
+    path = tmp_path / "arm_friction.yaml"
+    path.write_text(text + "\n")
+    for friction, label in ((text, "given"), (str(path), "arm_friction.yaml")):
+        result = analysis.analyze_joint_states(rec.model, states, order=0, friction=friction, error_estimate=False)
+        assert result.friction_source == label and result.summary()["friction"]["source"] == label
+        assert result.friction.coulomb[0] == 1.5
