@@ -184,3 +184,22 @@ def test_friction_given_as_yaml_text_is_labelled_given(panda_recording, panda_ba
         result = analysis.analyze_joint_states(rec.model, states, order=0, friction=friction, error_estimate=False)
         assert result.friction_source == label and result.summary()["friction"]["source"] == label
         assert result.friction.coulomb[0] == 1.5
+
+
+def test_every_printed_note_is_in_summary_json_library_warnings_too(panda_recording, tmp_path, capsys):
+    """A driver that publishes NaN for the effort of a joint without a torque sensor: the
+    library warnings this raises are printed as notes, and summary.json's notes are the printed
+    notes, in order."""
+    from hod_dynamics.bag import write_joint_states
+
+    rec = panda_recording
+    effort = rec.effort.copy()
+    effort[:, 6] = np.nan
+    bag = write_joint_states(tmp_path / "nan_effort", rec.stamps_ns, list(rec.model.joint_names), rec.position,
+                             None, effort)
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(out), "--no-plot", "--no-derived-bag",
+                     "--no-samples-csv", "--no-progress"] + rec.locks) == 0
+    printed = [line[len("note: "):] for line in capsys.readouterr().out.splitlines() if line.startswith("note: ")]
+    assert any("Warning: " in note for note in printed), printed
+    assert json.loads((out / "summary.json").read_text())["notes"] == printed
