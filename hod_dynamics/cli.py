@@ -24,6 +24,7 @@ work itself is in the library modules each command calls.
 import argparse
 import math
 import os
+import shlex
 import sys
 import time
 import warnings
@@ -673,7 +674,7 @@ def cmd_identify(args):
         status.line("residuals and plots")
         evaluation = evaluate(result, checks, [labels["validation", k] for k in range(len(validate))])
         paths = write_outputs(result, args.out, urdf_source(args.urdf), evaluation, plots=plot,
-                              xacro_args=xacro_args, command=" ".join([PROG] + sys.argv[1:]))
+                              xacro_args=xacro_args, command=shlex.join([PROG] + args.argv))
     status.done()
     from .analysis import warning_notes
 
@@ -990,6 +991,7 @@ def main(argv=None):
             warnings.showwarning = _warning_line  # restored when the command ends
             try:
                 args = build_parser().parse_args(argv)
+                args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given, for the record
                 try:
                     return args.func(args)
                 except BrokenPipeError:  # the reader went away: what was written is whole

@@ -368,8 +368,8 @@ def _consistent(recordings, base, noise, prior_full, prior, fixed, gamma, fricti
     try:
         import cvxpy as cp
     except ImportError:
-        raise InputError("the consistent method needs cvxpy with the Clarabel solver: pip install "
-                         "\"hod_dynamics[identification]\" (or use the ols method)") from None
+        raise InputError("the consistent method needs cvxpy with the Clarabel solver: pip install cvxpy clarabel "
+                         "(the identification extra of this package), or use the ols method") from None
     r, nb = base.rank, len(prior)
     R = _stacked(recordings, r, 1.0 / noise)
     rows = sum(int(rec.counts.sum()) for rec in recordings)

@@ -47,7 +47,7 @@ import numpy as np
 from scipy.interpolate import make_interp_spline
 
 from .errors import InputError
-from .position_noise import PositionNoise, estimate_noise
+from .position_noise import PositionNoise, encoder_step, estimate_noise
 from .smoothing import Smoother, binned_spectrum, choose_level, noise_level, on_grid
 from .timebase import GAP_SPLIT
 
@@ -263,7 +263,13 @@ def _fit_piece(t, y, cols, max_order, smoothing, seed):
     """Fit one source over one segment (see the module docstring) for tau orders 0..max_order."""
     rng = np.random.default_rng(list(seed))
     piece = _Piece(t, y, cols, seed=tuple(seed))
-    pilot_level, _ = choose_level(t, y, smoothing)
+    # the pilot's noise: at least the count's own error (step / sqrt 12, as if white); from the
+    # spectrum's top half alone, a slow joint read by a coarse encoder at 1 kHz (transitions
+    # in one sample of ten) can look noise-free, the pilot then interpolates the staircase,
+    # synthetic recordings of that staircase carry no noise above a few Hz, and every level
+    # after it is chosen for a motion band that reaches hundreds of Hz
+    floor = np.array([encoder_step(y[:, j]) for j in range(y.shape[1])]) / np.sqrt(12.0)
+    pilot_level, _ = choose_level(t, y, np.maximum(noise_level(t, y), floor) if smoothing is None else smoothing)
     pilot = piece.fit(y, pilot_level)[1]
     piece.noise = estimate_noise(t, y, pilot, rng, noise_level)
     draws = [piece.noise.realize(pilot, rng) for _ in range(PILOT_DRAWS)]

@@ -119,7 +119,7 @@ def expand_xacro(source, xacro_args=None, what="the xacro text", *, is_file=Fals
         import xacro
     except ImportError:
         raise ModelError(f"{what} is a xacro description: expanding it needs the 'xacro' package "
-                         "(pip install 'hod_dynamics[xacro]' or pip install xacro; on a ROS 2 "
+                         "(pip install xacro, the xacro extra of this package; on a ROS 2 "
                          "system: apt install ros-$ROS_DISTRO-xacro)") from None
     mappings = {str(k): str(v) for k, v in dict(xacro_args or {}).items()}
     try:

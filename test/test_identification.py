@@ -7,6 +7,8 @@ import contextlib
 import io
 import json
 import os
+import shlex
+import sys
 
 import numpy as np
 import pytest
@@ -142,15 +144,23 @@ def test_bags_of_one_file_name_keep_their_own_rows(runs, tmp_path, capsys):
 
     (rec1, bag1, run1), (_, bag2, run2) = runs
     first, second = (shutil.copytree(bag, tmp_path / day / "rec.mcap") for day, bag in (("d1", bag1), ("d2", bag2)))
-    assert cli.main(["identify", str(first), "--urdf", rec1.urdf, "--out", str(tmp_path / "o"), "--validate",
-                     str(second), "--method", "ols", "--no-plot", "--no-progress"]) == 0
+    argv = ["identify", str(first), "--urdf", rec1.urdf, "--out", str(tmp_path / "o"), "--validate", str(second),
+            "--method", "ols", "--no-plot", "--no-progress"]
+    assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     assert "d1__rec (identification)" in printed and "d2__rec (validation)" in printed, printed
     data = json.loads((tmp_path / "o" / "identification.json").read_text())
     assert {name: entry["role"] for name, entry in data["residual_rms"].items()} == \
         {"d1__rec": "identification", "d2__rec": "validation"}
+    assert data["command"] == shlex.join(["hod-dynamics"] + argv)  # the command as given (not this process's argv)
     with pytest.raises(InputError, match="every recording needs a name of its own, got rec more than once"):
         identify(PRIOR, [run1, run2], method="ols", names=["rec", "rec"])
+
+
+def test_the_consistent_fit_without_cvxpy_says_what_to_install(runs, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cvxpy", None)   # as if not installed
+    with pytest.raises(InputError, match=r"pip install cvxpy clarabel \(the identification extra .*or use the ols"):
+        identify(PRIOR, [runs[0][2]])
 
 
 def test_command_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
