@@ -171,7 +171,7 @@ def test_ros2_control_examples_wire_the_controller_jtc_feedforward_launch_feeds(
         assert "gains" not in params
 
 
-def test_jtc_feedforward_launch_hands_each_trajectory_to_the_controller_topic(tmp_path):
+def test_jtc_feedforward_launch_hands_each_trajectory_to_the_controller_topic():
     """ros2 launch jtc_feedforward.launch.py: a trajectory sent to the node reaches
     /joint_trajectory_controller/joint_trajectory once, with its header stamp, the 100 Hz points
     and effort = tau at every point; Ctrl-C (SIGINT to the process group) ends the launch with

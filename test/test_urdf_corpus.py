@@ -542,7 +542,7 @@ def test_xacro_errors_name_the_file_and_the_cause(rrbot_package, monkeypatch, tm
 
 def test_missing_xacro_package_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "xacro", None)  # import xacro now raises ImportError
-    with pytest.raises(hd.ModelError, match=r"needs the 'xacro' package \(pip install 'hod_dynamics\[xacro\]'"):
+    with pytest.raises(hd.ModelError, match=r"needs the 'xacro' package \(pip install xacro, the xacro extra of this package; "):
         hd.RobotModel.from_urdf(corpus_path("urdf_tutorial/08-macroed.urdf.xacro"))
 
 
