@@ -60,10 +60,11 @@ _LAZY = {"Trajectory": "hod_dynamics.trajectory:Trajectory",
          "analyze_bags": "hod_dynamics.fleet:analyze_bags"}
 _LAZY.update({name: f"hod_dynamics.{name}" for name in (
     "actuators", "analysis", "backend", "bag", "base_parameters", "cli", "closed_form", "crba", "dispatch",
-    "dynamics", "eom", "errors", "excitation", "fleet", "fleet_inputs", "fleet_table", "forward", "friction",
-    "identification", "inertia", "jets", "kinematics", "model", "msgfields", "paper_examples", "partials",
-    "plots", "recursive", "regressors", "robots", "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward",
-    "trends", "units", "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
+    "dynamics", "effort_trajectory", "eom", "errors", "excitation", "fleet", "fleet_inputs", "fleet_table", "forward",
+    "friction", "identification", "inertia", "jets", "joint_fit", "kinematics", "model", "msgfields",
+    "paper_examples", "partials", "plots", "position_noise", "recursive", "reference_stream", "regressors", "robots",
+    "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward", "trends", "units",
+    "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
 
 # the names of earlier releases, kept for one release: application layers and families
 _MOVED = {

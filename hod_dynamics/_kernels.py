@@ -67,9 +67,10 @@ def _inline(f):
     LLVM leaves calls to some helpers as calls, and a call that passes arrays also
     increments and decrements each array's reference count (atomic operations): for a
     helper doing a few dozen flops on one sample that costs more than the arithmetic.
-    Measured, not applied everywhere: on the partials' 6x6 products it saves ~20 % at no
-    compile cost; on the lane loops of :func:`_rnea_lanes` it helps one sample but slows
-    batches by a third and lengthens the first compile.
+    Measured, not applied everywhere: on 6x6 products of one sample (the partials, when
+    numba compiled them) it saved ~20 % at no compile cost; on the lane loops of
+    :func:`_rnea_lanes` it helps one sample but slows batches by a third and lengthens the
+    first compile.
     """
     return numba.njit(inline="always", error_model="numpy", fastmath={"contract"})(f)
 

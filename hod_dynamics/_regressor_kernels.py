@@ -1,7 +1,9 @@
 """Compiled (numba) kernel of the regressor of :mod:`hod_dynamics.regressors`.
 
 The same quantities as :func:`hod_dynamics.regressors.regressor_taylor`, on scalars, one sample
-at a time (the batch loop is outermost; threads split large batches). Instead of carrying each
+at a time (the batch loop is outermost; threads split large batches); order 0 of a fixed base,
+for batches of ``ONE_BY_ONE_BELOW`` samples or more, in SIMD lanes of ``LANES`` samples
+(:func:`_regressor_tau_lanes`, on the forward pass of the recursion's lanes). Instead of carrying each
 body's ten parameter wrenches down to the root (10 wrench transforms per level), every joint
 screw is carried *up* once to each body below it: ``S_{j->i} = Ad_{C_{i,p}} S_{j->p}`` (one
 twist transform per pair), and the column block of body i in row j is ``S_{j->i}^T U_i``,
@@ -277,7 +279,7 @@ def regressor_jets(parents, screws, R0, P0, g0, gravity, jet, quat, vbase, K, ou
 @_njit
 def _regressor_tau_lanes(parents, screws, R0, P0, g0, jet, out):
     """Order 0 of a fixed base, ``LANES`` samples at a time (the sample index innermost, so
-    that the compiler vectorises every step, as in :func:`hod_dynamics._kernels.rnea_jets`):
+    that the compiler vectorises every step, as in :func:`hod_dynamics._kernels._rnea_lanes`):
     the forward pass of ``_forward_lanes``, the screws carried up (pair (i, a) of body i and
     its ancestor a at row ``i n + a``), the columns of :func:`_project_tau` per lane."""
     B = jet.shape[0]

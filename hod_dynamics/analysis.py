@@ -40,7 +40,7 @@ from .dynamics import time_derivatives
 from .errors import InputError, ModelError
 from .trajectory_feedforward import FeedforwardResult
 from .friction import DEFAULT_VS, FrictionModel, load_friction
-from .joint_fit import fit_joint_states, fit_segments  # noqa: F401  (fit_segments: part of this module's API)
+from .joint_fit import MIN_END_SEGMENT, fit_joint_states, fit_segments  # noqa: F401  (fit_segments: part of this module's API)
 from .timebase import GAP_SPLIT
 from .units import column
 from .validation import whole_number
@@ -49,7 +49,9 @@ MAX_ORDER = 2       # tau'' needs q^(4), whose error the data already make large
 MIN_SAMPLES = 20
 SUPPORT = 1.0 / 3.0  # an order is supported when its estimated error is at most this share of its RMS
 ERROR_SAMPLES = 20000   # samples the error estimate carries through the dynamics, at most
-RESIDUAL_NOTE = 0.25    # a residual (friction fitted) above this share of the measured range gets a note
+RESIDUAL_NOTE = 0.10    # a residual (friction fitted, its white noise taken out) above this share of the
+                        # measured range gets a note: a right model leaves under 2 %, inertias 30 % off under
+                        # 6 %, another arm's description with the same joint names 16 to 70 %
 CLOCK_STEPS_NOTE = 3    # more clock steps than this get a note
 ERROR_DRAWS = (4, 16)   # synthetic recordings per order: at least, at most
 CHUNK = 50000       # samples per batch of the dynamics (bounds the working memory)
@@ -65,7 +67,8 @@ class BagAnalysis:
     including friction when a friction model is used, motor references with actuators);
     ``planned`` (m, n) planned positions (linear interpolation of the recorded plan) or None;
     ``friction``: the :class:`~hod_dynamics.friction.FrictionModel` used or None;
-    ``friction_source``: ``"fit"``, ``"urdf"``, a file name or ``"given"``;
+    ``friction_source``: ``"fit"``, ``"urdf"``, the YAML file's name, or ``"given"`` (a
+    :class:`~hod_dynamics.friction.FrictionModel`, a mapping or YAML text);
     ``friction_fit``: per joint the fitted parameters' standard errors and the residual RMS
     before and after (``friction="fit"`` only); ``rigid_tau`` (m, n): the rigid-body tau
     when friction is used; ``segments``: (start, stop) sample ranges fitted separately;
@@ -198,6 +201,7 @@ class BagAnalysis:
                           "carried through the dynamics; near segment ends from pseudo-ends",
                 "draws": int(self.errors.draws), "samples": int(self.errors.samples),
                 "end_zone": {f"tau{k}": float(self.errors.end_zone[k]) for k in range(order + 1)},
+                "end_error_estimated": {f"tau{k}": bool(self.errors.ends_estimated[k]) for k in range(order + 1)},
                 "supported_when_error_below_share_of_rms": SUPPORT}
         if self.friction is not None:
             out["friction"] = {"source": self.friction_source,
@@ -274,10 +278,10 @@ def _friction_spec(friction):
         return friction, None if friction is None else "given"
     if isinstance(friction, str) and friction in ("fit", "urdf"):
         return friction, friction
-    if isinstance(friction, dict):
-        return friction, "given"
     import os
 
+    if isinstance(friction, dict) or not os.path.isfile(friction):   # a mapping or YAML text
+        return friction, "given"
     return friction, os.path.basename(os.fspath(friction))
 
 
@@ -347,7 +351,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
                            None if fric is None else rigid[:, 0].copy(), tuple(fit.segments), fit_summary, (),
                            np.array([ty == "continuous" for ty in model.joint_types]), errors,
                            None if fric is None else rigid[:, :order + 1].copy())
-    notes = _source_notes(states) + notes + _plausibility_notes(analysis, rigid[:, 0]) + _support_notes(analysis)
+    notes = source_notes(states) + notes + _plausibility_notes(analysis, rigid[:, 0]) + _support_notes(analysis)
     return replace(analysis, notes=tuple(notes))
 
 
@@ -379,7 +383,9 @@ class TorqueErrors:
     (s) from the ends of their segment; ``total_ends``, ``rigid_ends`` the same within those
     end zones, where a fit has data on one side only (larger: the ends of a recording, and
     both sides of a gap that splits it); ``draws``: synthetic recordings per order;
-    ``samples``: samples carried through the dynamics."""
+    ``samples``: samples carried through the dynamics; ``ends_estimated`` (K+1,) bool: the
+    end-zone errors come from pseudo-ends (False: no segment was long enough for them, and
+    ``total_ends``, ``rigid_ends`` hold the errors of the inside, which are smaller)."""
 
     total: np.ndarray
     rigid: np.ndarray
@@ -388,6 +394,7 @@ class TorqueErrors:
     end_zone: np.ndarray
     draws: int
     samples: int
+    ends_estimated: Optional[np.ndarray] = None
 
 
 def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
@@ -404,6 +411,7 @@ def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
     m, n = len(fit.t), len(fit.joint_names)
     total, rigid = np.zeros((order + 1, n)), np.zeros((order + 1, n))
     total_ends, rigid_ends, zones = np.zeros((order + 1, n)), np.zeros((order + 1, n)), np.zeros(order + 1)
+    ends_estimated = np.zeros(order + 1, dtype=bool)
 
     def squared_errors(truth, jets, k):
         """(2, T, n) mean over ``jets`` of the squared error of tau^(k) against ``truth``, without
@@ -437,7 +445,8 @@ def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
         # an end has the errors of the inside (noise, missed content) and its own on top
         rigid_ends[k], total_ends[k] = np.sqrt(near + inside) if trials is not None else np.sqrt(near)
         zones[k] = fit.end_zone(k)
-    return TorqueErrors(total, rigid, total_ends, rigid_ends, zones, draws, used)
+        ends_estimated[k] = trials is not None
+    return TorqueErrors(total, rigid, total_ends, rigid_ends, zones, draws, used, ends_estimated)
 
 
 def warning_notes(caught):
@@ -476,8 +485,17 @@ def _friction_hint(names, qd, residual):
             f"offset); --friction fit would lower its RMS: {', '.join(shown)}"]
 
 
-def _source_notes(states):
-    """Notes on the joint-state groups: those ignored and the alignment of the others."""
+def lock_notes(locked, recorded):
+    """One note per joint of ``locked`` (``{joint: position}``, rad or m: the joints the model
+    was built with locked) that the bag records (``recorded``: its joint names): the model
+    holds the joint, its recorded motion is not used."""
+    return [f"--lock {name}: the bag records this joint; its recorded motion is not used, the model holds it "
+            f"at {position:g}" for name, position in locked.items() if name in recorded]
+
+
+def source_notes(states):
+    """Notes on the joint-state groups of ``states`` (:class:`~hod_dynamics.bag.JointStates`):
+    those ignored and the alignment of the others (one line each)."""
     notes = [str(g) for g in states.ignored]
     for a in states.alignment:
         notes.append(f"joints {', '.join(a['joints'])} come in other messages ({a['messages']:,} at "
@@ -488,9 +506,10 @@ def _source_notes(states):
 
 def _plausibility_notes(analysis, rigid_tau):
     """Notes on results that the model or the time base cannot explain (see the module
-    docstring): a residual that a friction fit leaves above RESIDUAL_NOTE of the measured
-    range, efforts that follow the model at a scale far from 1, a duration that disagrees
-    with the stamps, many clock steps."""
+    docstring): a residual that a friction fit leaves, less its white noise (the effort
+    sensor's: sample to sample), above RESIDUAL_NOTE of the measured range, efforts that follow
+    the model at a scale far from 1, a duration that disagrees with the stamps, many clock
+    steps."""
     notes = []
     eff = analysis.effort
     states = analysis.states
@@ -499,13 +518,14 @@ def _plausibility_notes(analysis, rigid_tau):
         qd = analysis.result.qjet[:, 1]
         step = max(1, len(qd) // 50000)
         residual = eff - rigid_tau
-        _, stats = fit_friction(qd[::step], residual[::step], names)
+        fric, stats = fit_friction(qd[::step], residual[::step], names)
+        left = residual[::step] - fric.torque(qd[::step])
         bad = []
         for j, nm in enumerate(names):
             ok = np.isfinite(eff[:, j])
             span = float(np.ptp(eff[ok, j])) if ok.any() else 0.0
             after = stats[nm]["residual_rms_after"]
-            if span > 0 and after > RESIDUAL_NOTE * span:
+            if span > 0 and _unexplained(left[:, j]) > RESIDUAL_NOTE * span:
                 model = analysis.result.taujet[ok, 0, j]
                 slope = float(np.polyfit(model, eff[ok, j], 1)[0]) if np.ptp(model) > 0 else float("nan")
                 bad.append(f"{nm} {after:.3g} N m = {100 * after / span:.0f} % of the measured range"
@@ -533,6 +553,17 @@ def _plausibility_notes(analysis, rigid_tau):
     return notes
 
 
+def _unexplained(residual):
+    """RMS of the part of ``residual`` (T,) that is not white noise: its RMS less (in power)
+    the white noise's, estimated from the sample-to-sample differences (median absolute,
+    robust to the residual's own steps); NaNs left out."""
+    r = residual[np.isfinite(residual)]
+    if len(r) < 3:
+        return 0.0
+    white = float(np.median(np.abs(np.diff(r)))) / 0.6745 / np.sqrt(2)
+    return float(np.sqrt(max(np.mean(r ** 2) - white ** 2, 0.0)))
+
+
 def _support_notes(analysis):
     """One note per derivative order that some joints' data do not support."""
     if analysis.errors is None:
@@ -543,6 +574,14 @@ def _support_notes(analysis):
         if weak:
             notes.append(f"tau{k} is not supported by the data for joints {', '.join(weak)}: its estimated error "
                          f"exceeds {SUPPORT:.2g} of its RMS (error_estimate in summary.json; the plots mark it)")
+    errors = analysis.errors
+    short = [] if errors.ends_estimated is None else np.flatnonzero(~errors.ends_estimated)
+    if len(short):
+        longest = max(float(analysis.t[b - 1] - analysis.t[a]) for a, b in analysis.segments)
+        notes.append(f"the longest segment ({longest:.3g} s) is shorter than {MIN_END_SEGMENT:g} end zones of the fit "
+                     f"for {', '.join(f'tau{k} ({errors.end_zone[k]:.3g} s)' for k in short)}: the error within an end "
+                     "zone of the segment ends is not estimated there (end_error_estimate repeats error_estimate; the "
+                     "error near an end is many times larger); record longer to see it")
     return notes
 
 
@@ -661,15 +700,9 @@ def _timed(func, *args):
 
 def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
     """Everything of :func:`write_report` but samples.csv; returns the paths written."""
-    import json
     import os
 
-    paths = []
-    summary = analysis.summary()
-    summary["joint_names"] = list(analysis.joint_names)
-    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump(summary, fh, indent=2)
-    paths.append(os.path.join(out, "summary.json"))
+    paths = [_write_summary(analysis, os.path.join(out, "summary.json"))]
     if analysis.friction_source == "fit":
         paths.append(write_friction_yaml(analysis, os.path.join(out, "friction.yaml")))
     lap("summary.json, friction.yaml")
@@ -695,6 +728,19 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
                                            analysis.joint_names, r.qjet, r.taujet, progress=progress)))
         lap("derived.mcap")
     return paths
+
+
+def _write_summary(analysis, path, notes=()):
+    """Write ``summary.json`` (:meth:`BagAnalysis.summary` and ``joint_names``) to ``path``, with
+    the note lines ``notes`` after the analysis's own. Returns ``path``."""
+    import json
+
+    summary = analysis.summary()
+    summary["joint_names"] = list(analysis.joint_names)
+    summary["notes"] = list(summary["notes"]) + list(notes)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=2)
+    return path
 
 
 def _plot_order(analysis, k, path, title):
@@ -753,7 +799,8 @@ def write_friction_yaml(analysis, path):
 class BagReport:
     """One bag analysed by :func:`analyze_bag`: the :class:`BagAnalysis`, the paths written
     (empty without ``out``), ``warnings``: one line per kind of library warning met while
-    reading, fitting and writing (see :func:`warning_notes`), and ``seconds`` spent on the fit
+    reading, fitting and writing (see :func:`warning_notes`; with ``out`` also in
+    ``summary.json`` ``notes``, after the analysis's notes), and ``seconds`` spent on the fit
     and the dynamics."""
 
     analysis: BagAnalysis
@@ -779,8 +826,10 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
     ``progress``: None or ``progress(stage)`` returning the ``callback(done, total)`` of the
     stage ``"reading"``, ``"analysing"`` or ``"writing"``; ``check(states)``: called with the
     :class:`~hod_dynamics.bag.JointStates` before the analysis (e.g. to refuse a job that would
-    not fit in memory); ``title``: of the plots (default: model and bag name). Library
-    warnings never reach the caller: each kind becomes a line of :attr:`BagReport.warnings`.
+    not fit in memory); the note lines it returns, if any, come first in the analysis's notes
+    (the printed summary and ``summary.json``); ``title``: of the plots (default: model and bag name). Library
+    warnings never reach the caller: each kind becomes a line of :attr:`BagReport.warnings`
+    (and of ``summary.json`` ``notes``).
     Returns :class:`BagReport`. Raises what :func:`~hod_dynamics.bag.read_joint_states`,
     :func:`analyze_joint_states` and ``check`` raise.
     """
@@ -795,17 +844,23 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
         states = read_joint_states(path, joint_states, joints=model.joint_names, time_base=time_base,
                                    progress=stage("reading"))
         states = states.select(start, end)
-        if check is not None:
-            check(states)
+        checked = () if check is None else tuple(check(states) or ())
         planned = None if not trajectory_topic else read_planned_positions(path, trajectory_topic, states.t0_ns)
         clock = time.perf_counter()
         analysis = analyze_joint_states(model, states, order=order, actuators=actuators, smoothing=smoothing,
                                         planned=planned, progress=stage("analysing"), friction=friction)
         seconds = time.perf_counter() - clock
+        if checked:
+            analysis = replace(analysis, notes=checked + tuple(analysis.notes))
         paths = ()
         if out is not None:
             name = os.path.basename(os.path.normpath(os.fspath(path)))
             paths = tuple(write_report(analysis, out, plots=plots, derived_bag=derived_bag, samples=samples,
                                        progress=stage("writing"),
                                        title=f"{model.name}: {name}" if title is None else title))
-    return BagReport(analysis, paths, tuple(warning_notes(caught)), seconds)
+    warned = tuple(warning_notes(caught))
+    if warned and out is not None:
+        # the warnings of the writing come after summary.json was written: written again, it
+        # holds them too (every note the summary prints)
+        _write_summary(analysis, os.path.join(out, "summary.json"), warned)
+    return BagReport(analysis, paths, warned, seconds)

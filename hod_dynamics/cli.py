@@ -24,6 +24,7 @@ work itself is in the library modules each command calls.
 import argparse
 import math
 import os
+import shlex
 import sys
 import time
 import warnings
@@ -172,9 +173,9 @@ WARM_BUDGET = 0.5  # s: the warm job is repeated within this budget (once when i
 
 
 def cmd_demo(args):
-    """The main job on the embedded default: the shipped KUKA iiwa 14 model (Müller and Kumar
-    2021), the Gaz et al. trajectory and the end-effector wrench of that paper; tau^(0..order)
-    at ``rate`` Hz, written as CSV (and a PNG with matplotlib)."""
+    """The published example of Müller and Kumar 2021: the shipped KUKA iiwa 14 model, the Gaz
+    et al. trajectory and the end-effector wrench of that paper; tau^(0..order)
+    at --rate Hz, written as CSV into --out (and a PNG with matplotlib)."""
     from .backend import resolve_backend
     from .dynamics import time_derivatives
     from .trajectory_feedforward import FeedforwardResult, save_csv
@@ -323,7 +324,7 @@ def cmd_analyze_bag(args):
     tau_dot, tau_ddot with error bands, residual, friction), friction.yaml (--friction fit) and
     derived.mcap (topics /feedforward and /torque_derivatives) into --out. Exit code 0 means
     analysed; a 'note:' line says what in the result needs a second look."""
-    from .analysis import analyze_bag
+    from .analysis import analyze_bag, lock_notes
     from .bag import check_rosbags
 
     check_rosbags()  # before anything is printed or created
@@ -340,14 +341,12 @@ def cmd_analyze_bag(args):
     plot = _plots_possible(args.no_plot)
     show = not args.no_progress
     locks = _parse_locks(args.lock)
-    lock_notes = []
 
     def check(states):
-        # a locked joint the bag records: its recorded motion is not used (the model holds it)
-        lock_notes.extend(f"--lock {name}: the bag records this joint; its recorded motion is not used, the model "
-                          f"holds it at {locks[name]:g}" for name in locks if name in states.joint_names)
         check_memory(bag_memory(len(states.t), len(states.joint_names), model.n_dof, args.order),
                      f"the analysis of {len(states.t):,} joint states", "analyse a part with --start/--end")
+        # returned, the notes are among the analysis's notes (printed and in summary.json)
+        return lock_notes(locks, states.joint_names)
 
     report = analyze_bag(args.bag, model, args.out, joint_states=args.joint_states, time_base=args.time_base,
                          start=args.start, end=args.end, trajectory_topic=args.trajectory_topic, order=args.order,
@@ -355,8 +354,7 @@ def cmd_analyze_bag(args):
                          derived_bag=not args.no_derived_bag, samples=not args.no_samples_csv,
                          progress=lambda stage: _Progress(stage, show),
                          check=check, title=f"{model.name}: {os.path.basename(args.bag)}")
-    notes = lock_notes + list(report.warnings)
-    for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in notes]:
+    for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in report.warnings]:
         print(line)
     for path in report.paths:
         print(f"wrote {path}")
@@ -435,8 +433,10 @@ def _error_lines(summary, model):
     order = summary["order"]
     zone = summary["error_estimate"]["end_zone"]
     share = summary["error_estimate"]["supported_when_error_below_share_of_rms"]
-    lines = [f"error estimate of tau^(k) (RMS over the samples more than {zone[f'tau{order}']:.2g} s from a segment "
-             f"end; % of its RMS; * not supported by the data: above {100 * share:.0f} %)"]
+    # each order has its own end zone (its own smoothing's width): name every one
+    zones = ", ".join(f"tau{k} {zone[f'tau{k}']:.2g} s" for k in range(order + 1))
+    lines = [f"error estimate of tau^(k) (RMS over the samples farther from a segment end than the order's end "
+             f"zone: {zones}; % of its RMS; * not supported by the data: above {100 * share:.0f} %)"]
     units = [common_unit(model.joint_types, "torque", k) for k in range(order + 1)]
     lines.append(f"  {'joint':<24}" + "".join(f"{f'tau{k} [{units[k]}]':>22}" for k in range(order + 1)))
     for name, e in summary["joints"].items():
@@ -618,10 +618,13 @@ def cmd_identify(args):
     Writes identified.urdf (the URDF with new inertials and <dynamics>), friction.yaml,
     identification.json (parameters, standard errors, condition number, residuals per bag and
     joint, prior and identified) and torque_<bag>.png (measured against predicted torque)."""
-    from .analysis import analyze_joint_states
+    from dataclasses import replace
+
+    from .analysis import analyze_joint_states, source_notes
     from .bag import read_joint_states
     from .errors import InputError
-    from .identification import evaluate, identify, recording_label, summary, write_outputs
+    from .fleet_inputs import bag_names
+    from .identification import evaluate, identify, summary, write_outputs
     from .robots import urdf_source
     from .urdf_writer import locked_parts
 
@@ -636,13 +639,18 @@ def cmd_identify(args):
     show = not args.no_progress
     status = _Progress("identify", show)
     start = time.perf_counter()
+    # a label per bag for the tables and plot names: the file name, with its folders' names
+    # where two bags share it (run1/rec.mcap, run2/rec.mcap)
+    validate = list(args.validate or [])
+    labels = dict(zip([("identification", k) for k in range(len(args.bags))]
+                      + [("validation", k) for k in range(len(validate))], bag_names(list(args.bags) + validate)))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
 
-        def analysed(path, role):
+        def analysed(path, role, k):
             states = read_joint_states(path, args.joint_states, joints=model.joint_names, time_base=args.time_base,
                                        progress=_Progress("reading", show))
-            status.line(f"fitting {role} bag {recording_label(path)} ({len(states.t)} samples)")
+            status.line(f"fitting {role} bag {labels[role, k]} ({len(states.t)} samples)")
             try:
                 if states.effort is None:
                     raise InputError(f"the joint states on {states.topic} carry no efforts; identification needs "
@@ -651,17 +659,22 @@ def cmd_identify(args):
             except InputError as exc:
                 raise InputError(f"bag '{path}': {exc}") from None
 
-        runs = [analysed(path, "identification") for path in args.bags]
-        checks = [analysed(path, "validation") for path in args.validate or []]
+        runs = [analysed(path, "identification", k) for k, path in enumerate(args.bags)]
+        checks = [analysed(path, "validation", k) for k, path in enumerate(validate)]
         xacro_args = xacro_args_from_strings(args.xacro_arg, "--xacro-arg")
         locked = locked_parts(urdf_source(args.urdf), model, xacro_args=xacro_args) if args.lock else None
         result = identify(model, runs, method=args.method, friction=args.friction,
-                          regularization=args.regularization, names=[recording_label(p) for p in args.bags],
+                          regularization=args.regularization,
+                          names=[labels["identification", k] for k in range(len(args.bags))],
                           fixed_parts=locked, progress=status.line)
+        # the joint-state groups each bag's messages came in: ignored ones, aligned ones
+        groups = [f"bag {label}: {note}" for label, run in zip(labels.values(), runs + checks)
+                  for note in source_notes(run.states)]
+        result = replace(result, notes=tuple(groups) + result.notes)
         status.line("residuals and plots")
-        evaluation = evaluate(result, checks, [recording_label(p) for p in args.validate or []])
+        evaluation = evaluate(result, checks, [labels["validation", k] for k in range(len(validate))])
         paths = write_outputs(result, args.out, urdf_source(args.urdf), evaluation, plots=plot,
-                              xacro_args=xacro_args, command=" ".join([PROG] + sys.argv[1:]))
+                              xacro_args=xacro_args, command=shlex.join([PROG] + args.argv))
     status.done()
     from .analysis import warning_notes
 
@@ -788,7 +801,7 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"{PROG} {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 parser_class=_Parser)
-    demo = sub.add_parser("demo", help="run the embedded default (shipped iiwa model and trajectory)",
+    demo = sub.add_parser("demo", help="the published example (shipped iiwa model and trajectory)",
                           description=cmd_demo.__doc__)
     demo.add_argument("--order", type=_order_type(DEMO_MAX_ORDER), default=3, metavar=f"0..{DEMO_MAX_ORDER}",
                       help=f"highest torque derivative (default 3, at most {DEMO_MAX_ORDER})")
@@ -904,14 +917,14 @@ def _add_identify(sub):
     ident.add_argument("--method", choices=("consistent", "ols"), default="consistent",
                        help="consistent (default): every body physically consistent, the undetermined directions "
                             "from the URDF (needs cvxpy); ols: weighted least squares of the base parameters")
-    ident.add_argument("--regularization", type=float, default=1.0, metavar="W",
+    ident.add_argument("--regularization", type=_non_negative, default=1.0, metavar="W",
                        help="weight of the divergence from the URDF's inertias in the consistent fit, in units of "
                             "one sample's weighted squared residual (default 1)")
     ident.add_argument("--joint-states", metavar="TOPIC",
                        help="sensor_msgs/JointState topic (default: the only one in each bag)")
     ident.add_argument("--time-base", choices=("auto", "header", "receive", "index"), default="auto",
                        help="sample times, as for analyze-bag (default auto)")
-    ident.add_argument("--smoothing", type=float, metavar="STD",
+    ident.add_argument("--smoothing", type=_non_negative, metavar="STD",
                        help="position noise standard deviation in rad (m); default: estimated from the data")
     _add_description_options(ident, "lock a joint the bags do not record at VALUE rad (m) (repeat the flag)")
     ident.add_argument("--no-plot", action="store_true", help="skip the PNG plots")
@@ -978,6 +991,7 @@ def main(argv=None):
             warnings.showwarning = _warning_line  # restored when the command ends
             try:
                 args = build_parser().parse_args(argv)
+                args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given, for the record
                 try:
                     return args.func(args)
                 except BrokenPipeError:  # the reader went away: what was written is whole

@@ -26,15 +26,19 @@ O(K B (6n)^2) memory for K orders and B samples; use ``method="recursive"`` of
 :func:`hod_dynamics.time_derivatives` for speed or long batches.
 """
 
+import warnings
+
 import numpy as np
 
-from .errors import InputError
+from .errors import HodDynamicsDeprecationWarning, InputError
 from .jets import cauchy_matvec, cauchy_matTvec, from_taylor, to_taylor
 from .recursive import joint_adjoint_taylor, wrench_taylor
 from .validation import check_jet, check_order
 from .spatial import ad
 
-FACTORISATIONS = ("seed", "passive")
+FACTORISATIONS = ("kumar_mueller", "passive")
+# the name earlier releases gave the first one; accepted with a deprecation warning
+_OLD_FACTORISATIONS = {"seed": "kumar_mueller"}
 
 
 def _cauchy_matmul(X, Y, K, transpose_x=False):
@@ -118,7 +122,7 @@ class _System:
         """M coefficients (K, B, n, n)."""
         return _cauchy_matmul(self.J, self.Mb @ self.J, self.K, transpose_x=True)
 
-    def coriolis_matrix(self, factorisation="seed"):
+    def coriolis_matrix(self, factorisation="kumar_mueller"):
         """C (Kumar and Müller 2021, eq. 30) or Cbar (Müller and Kumar 2021, sec. 5, passive)
         coefficients (K, B, n, n)."""
         K, n = self.K, self.n
@@ -166,16 +170,22 @@ def mass_matrix_derivatives(model, qjet, order):
     return _matrices_out(system.mass_matrix(), batch)
 
 
-def coriolis_matrix_derivatives(model, qjet, order, *, factorisation="seed"):
+def coriolis_matrix_derivatives(model, qjet, order, *, factorisation="kumar_mueller"):
     """Coriolis/centrifugal matrix and its time derivatives along a trajectory.
 
-    ``factorisation="seed"``: ``C = J^T (-Mb A a - b^T Mb) J`` (Kumar and Müller 2021, eq. 30;
-    Müller and Kumar 2021);
+    ``factorisation="kumar_mueller"`` (the default): ``C = J^T (-Mb A a - b^T Mb) J`` (Kumar and
+    Müller 2021, eq. 30; Müller and Kumar 2021; earlier releases called it ``"seed"``, which is
+    still taken, with a deprecation warning);
     ``"passive"``: ``Cbar = -J^T (Mb A a + b^T Mb - Mb b) J`` (Müller and Kumar 2021, sec. 5), for which
     ``M' - 2 Cbar`` is skew-symmetric. Both give the same ``C qd``.
     ``qjet`` (..., r, n) with r >= order+2 rows q, qd, ..., q^(order+1) (extra rows ignored).
     Returns (..., order+1, n, n): rows C^(0..order).
     """
+    if factorisation in _OLD_FACTORISATIONS:
+        new = _OLD_FACTORISATIONS[factorisation]
+        warnings.warn(f"factorisation={factorisation!r} is deprecated: use factorisation={new!r} (the same "
+                      "matrices)", HodDynamicsDeprecationWarning, stacklevel=2)
+        factorisation = new
     if factorisation not in FACTORISATIONS:
         raise InputError(f"factorisation must be one of {FACTORISATIONS}, got {factorisation!r}")
     system, batch, _, _ = _prepare(model, qjet, order, lambda o: o + 2)

@@ -37,6 +37,7 @@ NUMBA_BLOCK = 2**16
 
 _NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shape[1] > 0
 _F64 = np.dtype(np.float64)  # numpy's native float64 dtype is one object: tested with ``is``
+_ndarray, _empty = np.ndarray, np.empty  # module-level: one lookup less per use on a fast path
 
 
 # -- the fast path: one sample, generated kernels ----------------------------------------------------
@@ -99,26 +100,23 @@ def one_jet(model, qjet, order, backend):
     return None  # another shape: the general path names the fault
 
 
-def one_state(model, q, qd, qdd, backend):
-    """Inverse dynamics tau (n,) of one state q, qd, qdd (n,) on the fast path, or the
-    generalised gravity when ``qd`` is None (``qdd`` unused), else None (the general path)."""
-    if type(q) is not np.ndarray or resolve_backend(backend) != "numba":
+def one_state(model, q, qd, qdd, backend, gravity=False):
+    """Inverse dynamics tau (n,) of one state q, qd, qdd (n,) on the fast path, or with
+    ``gravity`` the generalised gravity (its kernel reads q only: pass q three times), else
+    None (the call takes the general path: batches, other inputs). Leaner than
+    :func:`one_jet` (module-level names, no extra call): its kernel's caller takes two arrays
+    more, whose type checks in numba's dispatch cost about 0.07 us."""
+    if type(q) is not _ndarray or type(qd) is not _ndarray or type(qdd) is not _ndarray \
+            or q.ndim != 1 or resolve_backend(backend) != "numba":
         return None
-    plan = _PLANS.get(id(model))
-    if plan is None:
-        plan = _plan(model)
+    plan = _PLANS.get(id(model)) or _plan(model)
     if not plan:
         return None
-    if qd is None:
+    if gravity:
         address = plan.gravity or _address(plan, "gravity")
-        qd = qdd = q
-    elif type(qd) is np.ndarray and type(qdd) is np.ndarray:
-        address = plan.state or _address(plan, "state")
     else:
-        return None
-    if q.ndim != 1:  # batches: the general path (blocks, threads)
-        return None
-    out = np.empty(plan.n)
+        address = plan.state or _address(plan, "state")
+    out = _empty(plan.n)
     try:  # numba's dispatch tests the array types (it compiles no other variant)
         status = _ir.run_state(address, plan.geo, q, qd, qdd, out)
     except TypeError:
@@ -126,7 +124,7 @@ def one_state(model, q, qd, qdd, backend):
     if status == _ir.DONE:
         return out
     if status == _ir.NON_FINITE:
-        check_state(model, q=q, qd=qd, qdd=qdd)  # names the NaN or infinity
+        check_state(model, q=q, qd=qd, qdd=qdd)  # names the NaN or infinity (q first)
     return None
 
 

@@ -14,7 +14,7 @@ def gravity_torques(model, q):
     """Generalised gravity g(q): the joint torques/forces that hold the robot still at q, with
     the model's gravity vector. q (..., n) -> (..., n), N m (N for prismatic joints). The same
     numbers as Pinocchio's ``computeGeneralizedGravity``."""
-    tau = one_state(model, q, None, None, None)  # the one-sample fast path, when it applies
+    tau = one_state(model, q, q, q, None, True)  # the one-sample fast path, when it applies
     if tau is not None:
         return tau
     return inverse_dynamics_fixed(model, q, None, None)

@@ -182,7 +182,8 @@ def identify(model, analyses, *, method="consistent", friction=True, v_s=DEFAULT
     is enough); ``model`` is the prior. ``method``: ``"consistent"`` or ``"ols"`` (see the
     module docstring); ``friction``: identify viscous, Coulomb and offset friction per joint
     (``v_s`` rad/s the Coulomb transition velocity); ``regularization`` (>= 0): the weight of
-    the divergence from the prior (``"consistent"``); ``names``: a label per recording;
+    the divergence from the prior (``"consistent"``); ``names``: a label per recording, each
+    a different one (they key the outputs);
     ``fixed_parts`` (n_bodies, 10): parameters within each body that stay as they are (links
     attached by locked joints, which keep their own inertia): the consistency condition then
     applies to the rest; ``progress(message)``: called with a line per stage.
@@ -207,6 +208,7 @@ def _identify(model, analyses, method, friction, v_s, regularization, names, fix
     if not analyses:
         raise InputError("identification needs at least one recording")
     names = list(names) if names is not None else [f"recording {k + 1}" for k in range(len(analyses))]
+    _check_names(names, len(analyses), "names")
     say = progress or (lambda message: None)
     base = base_parameters(model, friction=friction)
     recordings = []
@@ -366,8 +368,8 @@ def _consistent(recordings, base, noise, prior_full, prior, fixed, gamma, fricti
     try:
         import cvxpy as cp
     except ImportError:
-        raise InputError("the consistent method needs cvxpy with the Clarabel solver: pip install "
-                         "\"hod_dynamics[identification]\" (or use the ols method)") from None
+        raise InputError("the consistent method needs cvxpy with the Clarabel solver: pip install cvxpy clarabel "
+                         "(the identification extra of this package), or use the ols method") from None
     r, nb = base.rank, len(prior)
     R = _stacked(recordings, r, 1.0 / noise)
     rows = sum(int(rec.counts.sum()) for rec in recordings)
@@ -478,12 +480,27 @@ def _rms(x):
     return float(np.sqrt(np.mean(x * x))) if len(x) else float("nan")
 
 
+def _check_names(names, count, argument):
+    """InputError unless ``names`` holds ``count`` different labels (they key the outputs: two
+    recordings of one name would leave one of them out)."""
+    if len(names) != count:
+        raise InputError(f"{argument}: {len(names)} names for {count} recordings")
+    twice = sorted({str(nm) for nm in names if names.count(nm) > 1})
+    if twice:
+        raise InputError(f"{argument}: every recording needs a name of its own, got {', '.join(twice)} more than "
+                         "once")
+
+
 def evaluate(result, validation=(), validation_names=()):
     """Every recording's residuals and predictions: ``{name: (role, analysis, table,
     predictions)}`` (see :func:`residuals`) of the identification recordings and of
-    ``validation`` (analyses with the prior model, named by ``validation_names``)."""
+    ``validation`` (analyses with the prior model, named by ``validation_names``, names that
+    differ from one another and from the identification recordings')."""
     out = {}
     runs = [(rec.name, rec.analysis, "identification") for rec in result.recordings]
+    validation, validation_names = list(validation), list(validation_names)
+    _check_names([name for name, _, _ in runs] + validation_names, len(runs) + len(validation),
+                 "validation_names (with the identification recordings' names)")
     for name, analysis, role in runs + list(zip(validation_names, validation, ["validation"] * len(validation))):
         out[name] = (role, analysis) + residuals(result, analysis)
     return out
@@ -564,11 +581,3 @@ def _write(path, text):
 def _file_label(name):
     keep = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
     return keep or "recording"
-
-
-def recording_label(path):
-    """A short name of a bag for tables and file names: its file or folder name without the
-    storage suffix (``run1`` for ``/data/run1.mcap`` or ``/data/run1/``)."""
-    base = os.path.basename(os.fspath(path).rstrip("/")) or os.fspath(path)
-    stem, ext = os.path.splitext(base)
-    return stem if ext in (".mcap", ".db3", ".bag") and stem else base

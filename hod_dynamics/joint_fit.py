@@ -47,7 +47,7 @@ import numpy as np
 from scipy.interpolate import make_interp_spline
 
 from .errors import InputError
-from .position_noise import PositionNoise, estimate_noise
+from .position_noise import PositionNoise, encoder_step, estimate_noise
 from .smoothing import Smoother, binned_spectrum, choose_level, noise_level, on_grid
 from .timebase import GAP_SPLIT
 
@@ -67,6 +67,7 @@ TAPER = 16             # kernel widths of the smoothing over which a residual is
                        # and the width of a segment's end zone
 END_SPAN = 4           # end zones of data on each side of a pseudo-end's cut
 END_TRIALS = 8         # pseudo-ends per segment, at most
+MIN_END_SEGMENT = 4.5  # end zones a segment holds at least for pseudo-ends (one end zone of data each side)
 ERROR_BLOCKS = 10      # runs of samples where a long recording's error is estimated
 
 
@@ -262,7 +263,13 @@ def _fit_piece(t, y, cols, max_order, smoothing, seed):
     """Fit one source over one segment (see the module docstring) for tau orders 0..max_order."""
     rng = np.random.default_rng(list(seed))
     piece = _Piece(t, y, cols, seed=tuple(seed))
-    pilot_level, _ = choose_level(t, y, smoothing)
+    # the pilot's noise: at least the count's own error (step / sqrt 12, as if white); from the
+    # spectrum's top half alone, a slow joint read by a coarse encoder at 1 kHz (transitions
+    # in one sample of ten) can look noise-free, the pilot then interpolates the staircase,
+    # synthetic recordings of that staircase carry no noise above a few Hz, and every level
+    # after it is chosen for a motion band that reaches hundreds of Hz
+    floor = np.array([encoder_step(y[:, j]) for j in range(y.shape[1])]) / np.sqrt(12.0)
+    pilot_level, _ = choose_level(t, y, np.maximum(noise_level(t, y), floor) if smoothing is None else smoothing)
     pilot = piece.fit(y, pilot_level)[1]
     piece.noise = estimate_noise(t, y, pilot, rng, noise_level)
     draws = [piece.noise.realize(pilot, rng) for _ in range(PILOT_DRAWS)]
@@ -390,13 +397,19 @@ class JointFit:
     def end_trials(self, k):
         """The error of the fit for tau order k near a segment's end, seen at pseudo-ends: at up
         to END_TRIALS cut times inside each long enough segment, the data on each side of the
-        cut (END_SPAN end zones long) are fitted alone, as at an end, and compared with the
+        cut (END_SPAN end zones long; when no segment holds that, as long as the longest one
+        holds, one end zone at least) are fitted alone, as at an end, and compared with the
         whole fit there (whose error inside a segment is much smaller). Returns ``(idx, whole
         (T, k+3, n), cut (T, k+3, n))`` at the samples idx within an end zone of the cuts, or
-        None when no segment is long enough."""
+        None when no segment is MIN_END_SEGMENT end zones long."""
         rows, n = k + 3, len(self.joint_names)
         zone = self.end_zone(k)
-        span = END_SPAN * zone
+        longest = max(self.t[hi - 1] - self.t[lo] for lo, hi in self.segments)
+        # a short recording (or a slow, noisy one, whose end zones are long) still has ends,
+        # and theirs are the largest errors it has: a shorter span errs high, not low
+        span = min(END_SPAN * zone, (longest - MIN_END_SEGMENT * zone) / 2 + zone)
+        if span < zone:
+            return None
         found = []
         for (lo, hi), pieces in zip(self.segments, self.pieces):
             usable = self.t[hi - 1] - self.t[lo] - 2 * (span + zone)

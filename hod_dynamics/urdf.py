@@ -119,7 +119,7 @@ def expand_xacro(source, xacro_args=None, what="the xacro text", *, is_file=Fals
         import xacro
     except ImportError:
         raise ModelError(f"{what} is a xacro description: expanding it needs the 'xacro' package "
-                         "(pip install 'hod_dynamics[xacro]' or pip install xacro; on a ROS 2 "
+                         "(pip install xacro, the xacro extra of this package; on a ROS 2 "
                          "system: apt install ros-$ROS_DISTRO-xacro)") from None
     mappings = {str(k): str(v) for k, v in dict(xacro_args or {}).items()}
     try:
@@ -380,7 +380,8 @@ def _chosen_root(robot, roots, root_link):
     trees = [r for r in roots if r != "world" or r in attached] or roots
     if len(trees) == 1:
         return trees[0]
-    shown = ", ".join(f"'{r}' (line {links[r].line}, {_tree_size(r, robot)} links)" for r in trees[:6])
+    sizes = {r: _tree_size(r, robot) for r in trees[:6]}
+    shown = ", ".join(f"'{r}' (line {links[r].line}, {n} link{'s' if n != 1 else ''})" for r, n in sizes.items())
     more = f" and {len(trees) - 6} more" if len(trees) > 6 else ""
     raise ModelError(f"the description holds {len(trees)} separate trees, with root links {shown}{more}: "
                      f"choose one with root_link (--root on the command line), or join them with joints")

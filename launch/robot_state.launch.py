@@ -4,8 +4,8 @@
     ros2 launch hod_dynamics robot_state.launch.py urdf:=/path/to/robot.urdf
     ros2 launch hod_dynamics robot_state.launch.py urdf:=/path/to/robot.urdf.xacro xacro_args:="prefix:=left_"
 
-Arguments: ``robot`` (a model shipped in share/hod_dynamics/urdf: iiwa14, planar_2r; default
-iiwa14), ``urdf`` (a URDF or xacro file that overrides ``robot``), ``xacro_args`` (xacro
+Arguments: ``robot`` (a model shipped in share/hod_dynamics/urdf: iiwa14, planar_2r, solo12;
+default iiwa14), ``urdf`` (a URDF or xacro file that overrides ``robot``), ``xacro_args`` (xacro
 arguments ``name:=value`` separated by spaces; a ``.xacro`` file is expanded with the xacro
 package), ``namespace``, ``use_sim_time`` (true or false).
 The hod_dynamics nodes read their model from this topic when no parameter gives one.
@@ -28,7 +28,7 @@ from hod_dynamics.ros.launch_support import (boolean_argument, check_arguments, 
 from hod_dynamics.urdf import read_urdf_text, xacro_args_from_strings
 
 ARGUMENTS = [
-    DeclareLaunchArgument("robot", default_value="iiwa14", description="shipped robot model (iiwa14, planar_2r)"),
+    DeclareLaunchArgument("robot", default_value="iiwa14", description="shipped robot model (iiwa14, planar_2r, solo12)"),
     DeclareLaunchArgument("urdf", default_value="", description="URDF or xacro file; overrides robot"),
     DeclareLaunchArgument("xacro_args", default_value="", description="xacro arguments name:=value, space-separated"),
     DeclareLaunchArgument("namespace", default_value="", description="namespace of the node"),

@@ -177,7 +177,8 @@ class Recording:
         qjet = self.qjet(t, 2)
         cols = np.asarray(joints)
         position = self.encode(qjet[:, 0])[:, cols]
-        torque = self.truth(t)[:, 0][:, cols] + EFFORT_NOISE * rng.standard_normal((len(t), len(cols)))
+        # a joint torque sensor measures the friction too, as the first driver's efforts do
+        torque = self.truth(t, friction=True)[:, 0][:, cols] + EFFORT_NOISE * rng.standard_normal((len(t), len(cols)))
         period = 1.0 / rate
         stamps = T0_NS + np.round(1e9 * (t + (0 if exact else 0.0004 + self.jitter * period * rng.standard_normal(len(t))))
                                   ).astype(np.int64)

@@ -144,7 +144,7 @@ def test_pieces_are_derivatives_and_rebuild_tau(robot):
     free = hd.inverse_dynamics(robot, jets[:, 0], 0 * jets[:, 0], 0 * jets[:, 0])
     assert rel_err(G[:, 0], free) < 1e-13
     tau = hd.time_derivatives(robot, jets, order, method="recursive")
-    for fac in ("seed", "passive"):
+    for fac in ("kumar_mueller", "passive"):
         C = coriolis_matrix_derivatives(robot, jets, order, factorisation=fac)
         for X in (M, C, G):
             d = fd(X)
@@ -168,10 +168,23 @@ def test_structural_properties(robot):
     assert np.linalg.eigvalsh(M[:, 0]).min() > 0
     S = M[:, 1:] - 2 * Cbar
     assert rel_err(S, -np.swapaxes(S, -1, -2)) < 1e-12
-    # the seed factorisation is generally not passive, but gives the same C qd
+    # the factorisation of Kumar and Müller 2021, eq. 30, is generally not passive, but gives the same C qd
     assert rel_err(M[:, 1] - 2 * C[:, 0], -np.swapaxes(M[:, 1] - 2 * C[:, 0], -1, -2)) > 1e-3
     qd = jets[:, 1]
     assert rel_err(np.einsum("bij,bj->bi", Cbar[:, 0], qd), np.einsum("bij,bj->bi", C[:, 0], qd)) < 1e-12
+
+
+def test_factorisation_names(panda):
+    """The default factorisation is "kumar_mueller"; "seed", its name in earlier releases, warns
+    and gives the same matrices; an unknown name is refused naming the choices."""
+    jets = sinusoid_jet(panda.n_dof, np.linspace(0, 1, 3), 4)
+    C = coriolis_matrix_derivatives(panda, jets, 1)
+    assert rel_err(coriolis_matrix_derivatives(panda, jets, 1, factorisation="kumar_mueller"), C) == 0.0
+    with pytest.warns(hd.errors.HodDynamicsDeprecationWarning, match="use factorisation='kumar_mueller'"):
+        old = coriolis_matrix_derivatives(panda, jets, 1, factorisation="seed")
+    assert rel_err(old, C) == 0.0
+    with pytest.raises(hd.errors.InputError, match="factorisation must be one of .*kumar_mueller.*passive"):
+        coriolis_matrix_derivatives(panda, jets, 1, factorisation="christoffel")
 
 
 def test_pieces_batch_shapes_and_extra_rows(panda):

@@ -3,8 +3,12 @@ inertias are perturbed by up to 30 %, with friction, sensor noise, jittered stam
 samples. Identified on one run from the unperturbed URDF, validated on another; the command
 line end to end; bad input named."""
 
+import contextlib
+import io
 import json
 import os
+import shlex
+import sys
 
 import numpy as np
 import pytest
@@ -132,6 +136,33 @@ def test_command_writes_a_urdf_and_friction_that_analyze_bag_and_pinocchio_take(
     assert all(j["residual_rms"] < 1.15 * EFFORT_NOISE for j in summary["joints"].values())
 
 
+def test_bags_of_one_file_name_keep_their_own_rows(runs, tmp_path, capsys):
+    """run1/rec.mcap and run2/rec.mcap: each bag its own label (the folder's name before the
+    file's) in identification.json and the printed table; a library call with one name for
+    two recordings is refused rather than leaving one out."""
+    import shutil
+
+    (rec1, bag1, run1), (_, bag2, run2) = runs
+    first, second = (shutil.copytree(bag, tmp_path / day / "rec.mcap") for day, bag in (("d1", bag1), ("d2", bag2)))
+    argv = ["identify", str(first), "--urdf", rec1.urdf, "--out", str(tmp_path / "o"), "--validate", str(second),
+            "--method", "ols", "--no-plot", "--no-progress"]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "d1__rec (identification)" in printed and "d2__rec (validation)" in printed, printed
+    data = json.loads((tmp_path / "o" / "identification.json").read_text())
+    assert {name: entry["role"] for name, entry in data["residual_rms"].items()} == \
+        {"d1__rec": "identification", "d2__rec": "validation"}
+    assert data["command"] == shlex.join(["hod-dynamics"] + argv)  # the command as given (not this process's argv)
+    with pytest.raises(InputError, match="every recording needs a name of its own, got rec more than once"):
+        identify(PRIOR, [run1, run2], method="ols", names=["rec", "rec"])
+
+
+def test_the_consistent_fit_without_cvxpy_says_what_to_install(runs, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cvxpy", None)   # as if not installed
+    with pytest.raises(InputError, match=r"pip install cvxpy clarabel \(the identification extra .*or use the ols"):
+        identify(PRIOR, [runs[0][2]])
+
+
 def test_command_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
     rec1, bag1, _ = runs[0]
     no_effort = Recording(seed=4, model=TRUTH, duration=3.0).write(str(tmp_path / "ne.mcap"), effort=False)
@@ -141,6 +172,33 @@ def test_command_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
     assert cli.main(["identify", bag1, "--urdf", "planar_2r", "--out", str(tmp_path / "b"), "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "joints ['joint1', 'joint2'] of the model are in no message on /joint_states" in err
+
+
+def test_a_gripper_on_the_topic_and_joints_from_two_drivers_are_read_as_analyze_bag_reads_them(runs, command, tmp_path):
+    # run 1 with a gripper publishing its fingers on /joint_states; run 2 with joints 5-7 from
+    # a second driver sampling 0.37 periods after the first
+    from hod_dynamics.bag import write_joint_state_streams
+
+    (rec1, _, _), (rec2, _, _) = runs
+    shared = rec1.write(str(tmp_path / "shared.mcap"), streams=[rec1.gripper_stream(50.0)])
+    second, _ = rec2.second_driver([4, 5, 6], offset=0.37)
+    split = write_joint_state_streams(tmp_path / "split.mcap", [rec2.stream(joints=[0, 1, 2, 3]), second])
+    out = tmp_path / "out"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert cli.main(["identify", str(shared), "--urdf", rec1.urdf, "--out", str(out), "--validate", str(split),
+                         "--no-plot", "--no-progress"]) == 0
+    text = printed.getvalue()
+    assert "note: bag shared: ignored 1,250 messages with joints finger_left, finger_right: not in the model" in text
+    assert "note: bag split: joints iiwa_joint_5, iiwa_joint_6, iiwa_joint_7 come in other messages" in text
+    data = json.loads((out / "identification.json").read_text())
+    assert any(n.startswith("bag shared: ignored 1,250 messages") for n in data["notes"])
+    # the gripper changes nothing: the parameters identified from run 1 alone
+    alone = json.loads((command[0] / "identification.json").read_text())
+    np.testing.assert_allclose([e["value"] for e in data["base_parameters"]],
+                               [e["value"] for e in alone["base_parameters"]], rtol=1e-9, atol=1e-12)
+    # the aligned validation run is predicted at the effort noise
+    assert all(r["identified"] < 1.2 * EFFORT_NOISE for r in data["residual_rms"]["split"]["joints"].values())
 
 
 def test_the_feedforward_node_takes_the_identified_files_as_they_are(command):

@@ -43,6 +43,38 @@ def test_the_error_estimate_is_within_a_factor_of_two_of_the_actual_error(rate, 
     assert np.all(near.max(axis=1) > actual.max(axis=1))
 
 
+def test_a_slow_joint_read_by_a_coarse_encoder_at_1_khz_is_still_smoothed():
+    # joint 4 of this run moves 0.42 rad in 25 s: a 12-bit count changes in one sample of ten,
+    # and the top half of the spectrum looks noise-free. Its fit interpolated the staircase
+    # (cutoff 230 Hz), whose q'' is noise, and the dynamics spread that over every joint's
+    # tau: all 21 orders and joints "not supported"
+    rec = Recording(seed=11, rate=1000.0, bits=12)
+    result = analyze_joint_states(rec.model, rec.states())
+    cutoffs = [hz for entry in result.fit.values() for hz in entry["smoothing_cutoff_hz"].values()]
+    assert max(cutoffs) < 10.0, result.fit["iiwa_joint_4"]
+    assert result.supported.all()
+    actual, _ = _errors(rec, result)
+    ratio = result.errors.total / actual
+    assert np.all((ratio > 0.5) & (ratio < 2.0)), ratio
+
+
+def test_a_short_recording_still_estimates_the_error_near_its_ends():
+    # 6 s at 1 kHz: shorter than the pseudo-ends' usual span (4 end zones of data on each side
+    # of a cut, 10 end zones in all), so the span shrinks to what the recording holds; the
+    # estimate near the ends was the inside's before, 30 to 1000 times smaller than the error
+    rec = Recording(seed=13, rate=1000.0, duration=6.0)
+    result = analyze_joint_states(rec.model, rec.states())
+    _, near = _errors(rec, result)
+    assert result.errors.ends_estimated.all()
+    ratio = result.errors.total_ends / near
+    assert np.all((ratio > 0.1) & (ratio < 10)), ratio
+    # shorter still (4 s, under 4.5 end zones): not estimated there, and a note says so
+    short = analyze_joint_states(rec.model, Recording(seed=15, rate=100.0, duration=4.0, bits=16).states())
+    assert not short.errors.ends_estimated.any()
+    assert any(n.startswith("the longest segment (3.99 s) is shorter than 4.5 end zones of the fit for tau0")
+               for n in short.notes), short.notes
+
+
 def test_dropped_samples_cost_the_fit_nothing():
     # a slow motion (three sines under 0.3 Hz), 200 Hz, 20-bit encoders: with 0.5 % of the
     # samples dropped and a burst of 6, tau'' is as good as with every sample (a fit whose

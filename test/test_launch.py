@@ -169,3 +169,69 @@ def test_ros2_control_examples_wire_the_controller_jtc_feedforward_launch_feeds(
                    for g in params["gains"].values())
     else:  # no PID: positions forwarded, effort passed through
         assert "gains" not in params
+
+
+def test_jtc_feedforward_launch_hands_each_trajectory_to_the_controller_topic():
+    """ros2 launch jtc_feedforward.launch.py: a trajectory sent to the node reaches
+    /joint_trajectory_controller/joint_trajectory once, with its header stamp, the 100 Hz points
+    and effort = tau at every point; Ctrl-C (SIGINT to the process group) ends the launch with
+    status 0."""
+    pytest.importorskip("ros2launch", reason="ros2launch is not installed (no ROS 2 system)")
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    import numpy as np
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from builtin_interfaces.msg import Time
+    from trajectory_msgs.msg import JointTrajectory
+
+    import hod_dynamics as hd
+    from hod_dynamics.ros.conversions import trajectory_msg
+
+    cmd = [os.path.join(os.path.dirname(sys.executable), "ros2"), "launch", "hod_dynamics",
+           "jtc_feedforward.launch.py", "urdf:=iiwa14"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("hod_jtc_probe", context=context)
+    got = []
+    node.create_subscription(JointTrajectory, "/joint_trajectory_controller/joint_trajectory", got.append, 10)
+    pub = node.create_publisher(JointTrajectory, "/hod_feedforward/trajectory", 10)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    try:
+        end = time.monotonic() + 60
+        while (pub.get_subscription_count() == 0
+               or node.count_publishers("/joint_trajectory_controller/joint_trajectory") == 0):
+            assert time.monotonic() < end and proc.poll() is None, "the node did not come up"
+            time.sleep(0.05)
+        model = hd.load_robot("iiwa14")
+        stamp = Time(sec=1_900_000_000, nanosec=7)  # a start time the planner chose
+        pub.publish(trajectory_msg(model.joint_names, [0.0, 0.5, 1.0], np.outer([0.0, 0.3, 0.0], np.ones(7)),
+                                   stamp=stamp))
+        while not got and time.monotonic() < end:
+            time.sleep(0.05)
+        time.sleep(0.5)  # a second message would arrive meanwhile
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        executor.shutdown()
+        spinner.join(timeout=10)
+        rclpy.try_shutdown(context=context)
+    assert len(got) == 1 and len(got[0].points) == 101, out
+    msg = got[0]
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (1_900_000_000, 7)
+    assert list(msg.joint_names) == list(model.joint_names)
+    t = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in msg.points])
+    np.testing.assert_allclose(t, np.arange(101) / 100.0, rtol=0, atol=1e-9)
+    q, qd, qdd, effort = (np.array([getattr(p, f) for p in msg.points])
+                          for f in ("positions", "velocities", "accelerations", "effort"))
+    np.testing.assert_allclose(effort, hd.inverse_dynamics(model, q, qd, qdd), rtol=1e-9, atol=1e-9)
+    assert abs(q[50, 0] - 0.3) < 1e-12 and np.abs(qd[[0, -1]]).max() < 1e-12  # through the waypoint, at rest
+    assert proc.returncode == 0 and "process has finished cleanly" in out, out

@@ -39,6 +39,19 @@ def test_a_lazy_name_is_imported_on_first_use():
     subprocess.run([sys.executable, "-W", "error", "-c", code], check=True)
 
 
+def test_every_public_module_is_an_attribute_on_first_use():
+    """hd.reference_stream, hd.joint_fit, ... as hd.analysis: every module without a leading
+    underscore (the machinery of old names aside) resolves, in a process that imported none."""
+    import pathlib
+
+    names = sorted(p.stem for p in pathlib.Path(hd.__file__).parent.glob("*.py")
+                   if not p.stem.startswith("_") and p.stem != "deprecation")
+    code = ("import hod_dynamics as hd\n"
+            f"missing = [m for m in {names!r} if getattr(hd, m, None) is None]\n"
+            "assert not missing, missing\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 @pytest.mark.parametrize("name", sorted(hd._MOVED))
 def test_an_old_name_still_works_and_warns_where_it_went(name):
     module, attr = hd._MOVED[name].split(":")

@@ -537,7 +537,7 @@ def test_a_world_link_with_nothing_attached_is_no_tree_of_its_own(rng):
     model = hd.RobotModel.from_urdf(text)
     assert model.root_link == "base_link" and model.n_dof == 7
     lonely = text.replace('<link name="world"/>', '<link name="table"/>')
-    with pytest.raises(hd.ModelError, match=r"^the description holds 2 separate trees, with root links 'table' \(line 8, 1 links\)"):
+    with pytest.raises(hd.ModelError, match=r"^the description holds 2 separate trees, with root links 'table' \(line 8, 1 link\)"):
         hd.RobotModel.from_urdf(lonely)
 
 

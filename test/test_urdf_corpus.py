@@ -265,8 +265,8 @@ REFUSED = {
     "drake/FourBar.urdf": (r"<limit> in joint 'joint_0' \(line 73\) has no velocity attribute",
                            r"joint \[joint_0\]: limit has no velocity", None),
     "drake/pr2_simplified.urdf": (r"the description holds 3 separate trees, with root links 'world_link' \(line 93, 83 links\), "
-                                  r"'r_gripper_l_finger_tip_frame' \(line 2380, 1 links\), 'l_gripper_l_finger_tip_frame' "
-                                  r"\(line 3313, 1 links\): choose one with root_link",
+                                  r"'r_gripper_l_finger_tip_frame' \(line 2380, 1 link\), 'l_gripper_l_finger_tip_frame' "
+                                  r"\(line 3313, 1 link\): choose one with root_link",
                                   r"Two root links found", _with_limits),
 }
 XACRO_DESCRIPTIONS = ("urdf_tutorial/08-macroed.urdf.xacro", "ros2_control_demos/urdf/rrbot.urdf.xacro",
@@ -542,7 +542,7 @@ def test_xacro_errors_name_the_file_and_the_cause(rrbot_package, monkeypatch, tm
 
 def test_missing_xacro_package_is_named(monkeypatch):
     monkeypatch.setitem(sys.modules, "xacro", None)  # import xacro now raises ImportError
-    with pytest.raises(hd.ModelError, match=r"needs the 'xacro' package \(pip install 'hod_dynamics\[xacro\]'"):
+    with pytest.raises(hd.ModelError, match=r"needs the 'xacro' package \(pip install xacro, the xacro extra of this package; "):
         hd.RobotModel.from_urdf(corpus_path("urdf_tutorial/08-macroed.urdf.xacro"))
 
 
