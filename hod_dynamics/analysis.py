@@ -67,7 +67,8 @@ class BagAnalysis:
     including friction when a friction model is used, motor references with actuators);
     ``planned`` (m, n) planned positions (linear interpolation of the recorded plan) or None;
     ``friction``: the :class:`~hod_dynamics.friction.FrictionModel` used or None;
-    ``friction_source``: ``"fit"``, ``"urdf"``, a file name or ``"given"``;
+    ``friction_source``: ``"fit"``, ``"urdf"``, the YAML file's name, or ``"given"`` (a
+    :class:`~hod_dynamics.friction.FrictionModel`, a mapping or YAML text);
     ``friction_fit``: per joint the fitted parameters' standard errors and the residual RMS
     before and after (``friction="fit"`` only); ``rigid_tau`` (m, n): the rigid-body tau
     when friction is used; ``segments``: (start, stop) sample ranges fitted separately;
@@ -277,10 +278,10 @@ def _friction_spec(friction):
         return friction, None if friction is None else "given"
     if isinstance(friction, str) and friction in ("fit", "urdf"):
         return friction, friction
-    if isinstance(friction, dict):
-        return friction, "given"
     import os
 
+    if isinstance(friction, dict) or not os.path.isfile(friction):   # a mapping or YAML text
+        return friction, "given"
     return friction, os.path.basename(os.fspath(friction))
 
 
@@ -482,6 +483,14 @@ def _friction_hint(names, qd, residual):
         return []
     return [f"the residual of {len(shown)} joints follows the joint velocity like friction (Coulomb, viscous, "
             f"offset); --friction fit would lower its RMS: {', '.join(shown)}"]
+
+
+def lock_notes(locked, recorded):
+    """One note per joint of ``locked`` (``{joint: position}``, rad or m: the joints the model
+    was built with locked) that the bag records (``recorded``: its joint names): the model
+    holds the joint, its recorded motion is not used."""
+    return [f"--lock {name}: the bag records this joint; its recorded motion is not used, the model holds it "
+            f"at {position:g}" for name, position in locked.items() if name in recorded]
 
 
 def source_notes(states):
@@ -691,15 +700,9 @@ def _timed(func, *args):
 
 def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
     """Everything of :func:`write_report` but samples.csv; returns the paths written."""
-    import json
     import os
 
-    paths = []
-    summary = analysis.summary()
-    summary["joint_names"] = list(analysis.joint_names)
-    with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump(summary, fh, indent=2)
-    paths.append(os.path.join(out, "summary.json"))
+    paths = [_write_summary(analysis, os.path.join(out, "summary.json"))]
     if analysis.friction_source == "fit":
         paths.append(write_friction_yaml(analysis, os.path.join(out, "friction.yaml")))
     lap("summary.json, friction.yaml")
@@ -725,6 +728,19 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
                                            analysis.joint_names, r.qjet, r.taujet, progress=progress)))
         lap("derived.mcap")
     return paths
+
+
+def _write_summary(analysis, path, notes=()):
+    """Write ``summary.json`` (:meth:`BagAnalysis.summary` and ``joint_names``) to ``path``, with
+    the note lines ``notes`` after the analysis's own. Returns ``path``."""
+    import json
+
+    summary = analysis.summary()
+    summary["joint_names"] = list(analysis.joint_names)
+    summary["notes"] = list(summary["notes"]) + list(notes)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(summary, fh, indent=2)
+    return path
 
 
 def _plot_order(analysis, k, path, title):
@@ -783,7 +799,8 @@ def write_friction_yaml(analysis, path):
 class BagReport:
     """One bag analysed by :func:`analyze_bag`: the :class:`BagAnalysis`, the paths written
     (empty without ``out``), ``warnings``: one line per kind of library warning met while
-    reading, fitting and writing (see :func:`warning_notes`), and ``seconds`` spent on the fit
+    reading, fitting and writing (see :func:`warning_notes`; with ``out`` also in
+    ``summary.json`` ``notes``, after the analysis's notes), and ``seconds`` spent on the fit
     and the dynamics."""
 
     analysis: BagAnalysis
@@ -811,7 +828,8 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
     :class:`~hod_dynamics.bag.JointStates` before the analysis (e.g. to refuse a job that would
     not fit in memory); the note lines it returns, if any, come first in the analysis's notes
     (the printed summary and ``summary.json``); ``title``: of the plots (default: model and bag name). Library
-    warnings never reach the caller: each kind becomes a line of :attr:`BagReport.warnings`.
+    warnings never reach the caller: each kind becomes a line of :attr:`BagReport.warnings`
+    (and of ``summary.json`` ``notes``).
     Returns :class:`BagReport`. Raises what :func:`~hod_dynamics.bag.read_joint_states`,
     :func:`analyze_joint_states` and ``check`` raise.
     """
@@ -840,4 +858,9 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
             paths = tuple(write_report(analysis, out, plots=plots, derived_bag=derived_bag, samples=samples,
                                        progress=stage("writing"),
                                        title=f"{model.name}: {name}" if title is None else title))
-    return BagReport(analysis, paths, tuple(warning_notes(caught)), seconds)
+    warned = tuple(warning_notes(caught))
+    if warned and out is not None:
+        # the warnings of the writing come after summary.json was written: written again, it
+        # holds them too (every note the summary prints)
+        _write_summary(analysis, os.path.join(out, "summary.json"), warned)
+    return BagReport(analysis, paths, warned, seconds)

@@ -324,7 +324,7 @@ def cmd_analyze_bag(args):
     tau_dot, tau_ddot with error bands, residual, friction), friction.yaml (--friction fit) and
     derived.mcap (topics /feedforward and /torque_derivatives) into --out. Exit code 0 means
     analysed; a 'note:' line says what in the result needs a second look."""
-    from .analysis import analyze_bag
+    from .analysis import analyze_bag, lock_notes
     from .bag import check_rosbags
 
     check_rosbags()  # before anything is printed or created
@@ -345,10 +345,8 @@ def cmd_analyze_bag(args):
     def check(states):
         check_memory(bag_memory(len(states.t), len(states.joint_names), model.n_dof, args.order),
                      f"the analysis of {len(states.t):,} joint states", "analyse a part with --start/--end")
-        # a locked joint the bag records: its recorded motion is not used (the model holds it);
-        # returned, the note is one of the analysis's notes (printed and in summary.json)
-        return [f"--lock {name}: the bag records this joint; its recorded motion is not used, the model holds it "
-                f"at {locks[name]:g}" for name in locks if name in states.joint_names]
+        # returned, the notes are among the analysis's notes (printed and in summary.json)
+        return lock_notes(locks, states.joint_names)
 
     report = analyze_bag(args.bag, model, args.out, joint_states=args.joint_states, time_base=args.time_base,
                          start=args.start, end=args.end, trajectory_topic=args.trajectory_topic, order=args.order,
@@ -435,8 +433,10 @@ def _error_lines(summary, model):
     order = summary["order"]
     zone = summary["error_estimate"]["end_zone"]
     share = summary["error_estimate"]["supported_when_error_below_share_of_rms"]
-    lines = [f"error estimate of tau^(k) (RMS over the samples more than {zone[f'tau{order}']:.2g} s from a segment "
-             f"end; % of its RMS; * not supported by the data: above {100 * share:.0f} %)"]
+    # each order has its own end zone (its own smoothing's width): name every one
+    zones = ", ".join(f"tau{k} {zone[f'tau{k}']:.2g} s" for k in range(order + 1))
+    lines = [f"error estimate of tau^(k) (RMS over the samples farther from a segment end than the order's end "
+             f"zone: {zones}; % of its RMS; * not supported by the data: above {100 * share:.0f} %)"]
     units = [common_unit(model.joint_types, "torque", k) for k in range(order + 1)]
     lines.append(f"  {'joint':<24}" + "".join(f"{f'tau{k} [{units[k]}]':>22}" for k in range(order + 1)))
     for name, e in summary["joints"].items():

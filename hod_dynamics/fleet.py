@@ -117,13 +117,14 @@ def analyse_task(task, out, options):
 
 
 def _analyse(local, task, staging, options):
-    from .analysis import analyze_bag
+    from .analysis import analyze_bag, lock_notes
 
     robot = task.robot
     return analyze_bag(local, robot.model, staging, joint_states=options.joint_states, time_base=options.time_base,
                        order=options.order, smoothing=options.smoothing, friction=robot.friction,
                        plots=options.plots and _has_matplotlib(), derived_bag=options.derived_bag,
                        samples=options.samples_csv,
+                       check=lambda states: lock_notes(dict(robot.locked), states.joint_names),
                        title=f"{robot.name}: {task.name}")
 
 

@@ -140,17 +140,20 @@ def bag_stamp(path):
 @dataclass(frozen=True)
 class Robot:
     """The model a group of bags is analysed with: ``model`` (:class:`RobotModel`), ``name``
-    (the table's ``robot``), ``source`` (where the model came from, for the messages) and
-    ``friction`` (None, ``"fit"``, ``"urdf"`` or a :class:`~hod_dynamics.friction.FrictionModel`)."""
+    (the table's ``robot``), ``source`` (where the model came from, for the messages),
+    ``friction`` (None, ``"fit"``, ``"urdf"`` or a :class:`~hod_dynamics.friction.FrictionModel`)
+    and ``locked`` (``((joint, position), ...)``: the joints locked when the model was built
+    from its URDF, for the note on a bag that records one)."""
 
     model: object
     name: str
     source: str
     friction: object = None
+    locked: tuple = ()
 
     def fingerprint(self):
         """A digest of everything about this robot that changes a bag's outputs."""
-        return hashlib.sha256(pickle.dumps((self.model, self.name, self.friction), protocol=4)).hexdigest()
+        return hashlib.sha256(pickle.dumps((self.model, self.name, self.friction, self.locked), protocol=4)).hexdigest()
 
 
 def robots_for(model_or_urdf, names, paths, *, friction=None, model_kwargs=None):
@@ -226,17 +229,19 @@ def _robot(entry, friction, model_kwargs):
         if "urdf" not in entry or unknown:
             raise InputError(f"a mapping entry of --urdf takes 'urdf' and optionally 'robot', got {sorted(entry)}")
         robot_name, entry = entry.get("robot"), entry["urdf"]
+    locked = ()
     if isinstance(entry, RobotModel):
         model, source = entry, "given"
     else:
         model, source = RobotModel.from_urdf(urdf_source(os.fspath(entry)), **model_kwargs), os.fspath(entry)
+        locked = tuple((model_kwargs.get("locked_joints") or {}).items())
     if friction is None or (isinstance(friction, str) and friction in ("fit", "urdf")):
         fric = friction
     elif isinstance(friction, FrictionModel):
         fric = friction
     else:
         fric = load_friction(friction, model)
-    return Robot(model, str(robot_name or model.name), source, fric)
+    return Robot(model, str(robot_name or model.name), source, fric, locked)
 
 
 @contextlib.contextmanager

@@ -157,3 +157,49 @@ def test_samples_csv_without_pyarrow_holds_the_same_numbers(panda_recording, pan
     values_a = np.array(rows_a[1:], dtype=float)
     values_p = np.array(rows_p[1:], dtype=float)
     assert np.array_equal(values_a, values_p, equal_nan=True)
+
+
+def test_the_error_table_names_the_end_zone_of_every_order(panda_recording, panda_bags, tmp_path, capsys):
+    """Each order's smoothing has its own width, so its own end zone: the header of the printed
+    table gives each, as summary.json does."""
+    rec = panda_recording
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", str(out), "--no-plot",
+                     "--no-derived-bag", "--no-samples-csv", "--no-progress"] + rec.locks) == 0
+    (header,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("error estimate of")]
+    zones = json.loads((out / "summary.json").read_text())["error_estimate"]["end_zone"]
+    assert len({f"{z:.2g}" for z in zones.values()}) == 3, zones    # the orders' zones differ here
+    for k in range(3):
+        assert f"tau{k} {zones[f'tau{k}']:.2g} s" in header, (header, zones)
+
+
+def test_friction_given_as_yaml_text_is_labelled_given(panda_recording, panda_bags, tmp_path):
+    """friction_source: the file's name for a file, "given" for YAML text (not the text itself)."""
+    rec = panda_recording
+    states = read_joint_states(str(panda_bags["mcap"]), None).select(0.0, 1.0)
+    text = "friction: {panda_joint1: {coulomb: 1.5, viscous: 0.2, offset: 0.0}}"
+    path = tmp_path / "arm_friction.yaml"
+    path.write_text(text + "\n")
+    for friction, label in ((text, "given"), (str(path), "arm_friction.yaml")):
+        result = analysis.analyze_joint_states(rec.model, states, order=0, friction=friction, error_estimate=False)
+        assert result.friction_source == label and result.summary()["friction"]["source"] == label
+        assert result.friction.coulomb[0] == 1.5
+
+
+def test_every_printed_note_is_in_summary_json_library_warnings_too(panda_recording, tmp_path, capsys):
+    """A driver that publishes NaN for the effort of a joint without a torque sensor: the
+    library warnings this raises are printed as notes, and summary.json's notes are the printed
+    notes, in order."""
+    from hod_dynamics.bag import write_joint_states
+
+    rec = panda_recording
+    effort = rec.effort.copy()
+    effort[:, 6] = np.nan
+    bag = write_joint_states(tmp_path / "nan_effort", rec.stamps_ns, list(rec.model.joint_names), rec.position,
+                             None, effort)
+    out = tmp_path / "out"
+    assert cli.main(["analyze-bag", str(bag), "--urdf", rec.urdf, "--out", str(out), "--no-plot", "--no-derived-bag",
+                     "--no-samples-csv", "--no-progress"] + rec.locks) == 0
+    printed = [line[len("note: "):] for line in capsys.readouterr().out.splitlines() if line.startswith("note: ")]
+    assert any("Warning: " in note for note in printed), printed
+    assert json.loads((out / "summary.json").read_text())["notes"] == printed

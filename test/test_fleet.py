@@ -395,3 +395,19 @@ def test_the_command_line_refuses_bad_input_in_one_line(fleet_bags, tmp_path, ca
         "hod-dynamics: error: --urdf 'nonsense': give one URDF for every bag, or PATTERN=URDF")
     assert error([bag, "--urdf", "iiwa14", "--friction", str(tmp_path / "none.yaml")]).startswith(
         "hod-dynamics: error: friction")
+
+
+def test_a_locked_joint_the_bag_records_is_noted_in_its_summary_and_row(tmp_path, panda_recording, panda_bags):
+    """As analyze-bag says: --lock of a joint the bag records gets the same note, in the bag's
+    summary.json and in the notes of its rows of the table."""
+    rec = panda_recording
+    out = tmp_path / "fleet"
+    assert cli.main(["analyze-bags", str(panda_bags["mcap"]), "--urdf", rec.urdf, "--out", str(out), "--workers", "0",
+                     "--no-progress", "--no-plot", "--no-derived-bag", "--no-samples-csv",
+                     "--lock", "panda_joint7=0.3", *rec.locks]) == 0
+    note = "--lock panda_joint7: the bag records this joint; its recorded motion is not used, the model holds it at 0.3"
+    (summary,) = glob.glob(str(out / "*" / "summary.json"))
+    assert note in json.load(open(summary))["notes"]
+    frame = fleet.read_table(str(out))
+    assert len(frame) == 6 and (frame["status"] == "ok").all()
+    assert all(note in notes for notes in frame["notes"])
