@@ -343,10 +343,8 @@ def _forward(e, i, K, n, mo, base, fact, wrenches, mode):
         for k in range(K + 1):
             e.store(E[k][0], E_i, 2 * k * W)
             e.store(E[k][1], E_i, (2 * k + 1) * W)
-        if mode == "gravity":  # at rest: every twist coefficient is zero
-            V = [[0.0] * 6 for _ in range(K + 1)]
-        else:
-            V = _twists(e, K, V_p, V_i, R, q, E, wc, revolute)
+        if mode != "gravity":  # at rest every twist coefficient is zero; the wrench pass below reads them
+            _twists(e, K, V_p, V_i, R, q, E, wc, revolute)   # stored in V_i
         # gravity: the linear part of (0, -g) moved along the tree
         Z = [_rotate(e, R, [e.load(G_p, (3 * k + r) * W) for r in range(3)]) for k in range(K)]
         G = []

@@ -42,7 +42,7 @@ parameters are in :mod:`hod_dynamics.regressors` and :mod:`hod_dynamics.base_par
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional, Tuple
 
 import numpy as np

@@ -48,7 +48,6 @@ simulated time).
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Optional, Tuple
 
 import numpy as np
 
