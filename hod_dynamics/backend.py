@@ -377,6 +377,11 @@ _ENCODED = {ENV_VAR: ENV_VAR.encode()}
 _ENV_DATA = getattr(os.environ, "_data", None) if _POSIX else None
 _ENV_DATA = _ENV_DATA if type(_ENV_DATA) is dict else None
 _ENV_KEY = _ENCODED[ENV_VAR]
+# the one-sample paths' test of the default backend, without a call: ``env_value(ENV_KEY) is
+# None`` when HOD_DYNAMICS_BACKEND is unset (then the default is numba whenever numba runs);
+# where os.environ has no such dictionary it is never None, and resolve_backend decides
+ENV_KEY = _ENV_KEY
+env_value = _ENV_DATA.get if _ENV_DATA is not None else (lambda key: key)
 
 
 @lru_cache(maxsize=16)

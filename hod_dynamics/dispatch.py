@@ -23,8 +23,9 @@ import weakref
 
 import numpy as np
 
-from .backend import (MIN_CHUNK, is_kernel_array, kernel_array, kernels, map_chunks,
-                      partials_kernels, resolve_backend, rnea_kernels)
+from .backend import ENV_KEY as _ENV_KEY
+from .backend import (MIN_CHUNK, env_value as _env_value, is_kernel_array, kernel_array, kernels,
+                      map_chunks, partials_kernels, resolve_backend, rnea_kernels)
 from .errors import InputError
 from .model import RobotModel, per_model
 from .recursive import rnea_jets, wrench_block, wrench_terms
@@ -36,14 +37,20 @@ NUMPY_BLOCK_BYTES = 64 * 2**20
 NUMBA_BLOCK = 2**16
 
 _NO_WRENCH = np.zeros((0, 0, 0, 0))  # the kernel reads wext only when wext.shape[1] > 0
-_F64 = np.dtype(np.float64)  # numpy's native float64 dtype is one object: tested with ``is``
 _ndarray, _empty = np.ndarray, np.empty  # module-level: one lookup less per use on a fast path
+# the status codes of the generated kernels' one-sample callers (hod_dynamics._rnea_ir,
+# hod_dynamics._partials_ir)
+_DONE, _NON_FINITE, _MISFIT, _SINGULAR = 0, 1, 2, 3
 
 
 # -- the fast path: one sample, generated kernels ----------------------------------------------------
+# Each of these calls is about a microsecond, of which the kernel's own call is about half: the
+# Python around it is written for the interpreter (module-level names, one dictionary lookup per
+# plan, no helper calls on the way to the kernel; measured, each saves a few hundredths of a us).
 class _Plan:
-    """A model's generated kernels for single samples: its array and, per call, the address of
-    the kernel (filled on first use)."""
+    """A model's generated kernels for single samples: its array, its joint count and, filled
+    on first use, per torque order ``(shape of the result, address of the jet kernel)`` and
+    the addresses of the state and gravity kernels."""
 
     __slots__ = ("geo", "n", "jet", "state", "gravity")
 
@@ -52,22 +59,29 @@ class _Plan:
 
 
 _PLANS = {}  # id(model) -> _Plan, or False (the model takes the general path); dropped with it
-_ir = None  # hod_dynamics._rnea_ir, once a plan needed it
+_plans_get = _PLANS.get
+# hod_dynamics._rnea_ir and its one-sample callers, once a plan needed them
+_ir = _run_one = _run_state = None
 
 
-def _plan(model):
+def _plan(model, backend=None):
     """The one-sample plan of ``model``, False when its calls take the general path (not a
-    model, a floating base, a pitched screw, numba missing). Looked up by ``id``: a weak-keyed
-    dictionary costs a weak reference per lookup, which a single sample notices; the entry
-    goes when the model does (``weakref.finalize`` runs before its id can be reused)."""
+    model, a floating base, a pitched screw, numba missing; and, not remembered, when
+    ``backend`` resolves to numpy: nothing compiled for it). Looked up by ``id``: a
+    weak-keyed dictionary costs a weak reference per lookup, which a single sample notices;
+    the entry goes when the model does (``weakref.finalize`` runs before its id can be
+    reused)."""
     plan = _PLANS.get(id(model))
     if plan is not None:
         return plan
+    if resolve_backend(backend) != "numba":
+        return False
     if type(model) is not RobotModel or model.floating or kernels() is None:
         return False
-    global _ir
+    global _ir, _run_one, _run_state
     _ir = rnea_kernels()
     _ir.prepare_one_sample()
+    _run_one, _run_state = _ir.run_one, _ir.run_state
     geo = _ir.geometry(model)
     plan = False if geo is None else _Plan(geo, model.n_dof)
     _PLANS[id(model)] = plan
@@ -77,59 +91,61 @@ def _plan(model):
 
 def one_jet(model, qjet, order, backend):
     """tau^(0..order) (order+1, n) of one sample ``qjet`` (order+3, n) on the fast path (see the
-    module docstring), else None (the call takes the general path). ``order`` an int >= 0."""
-    if type(qjet) is not np.ndarray or resolve_backend(backend) != "numba":
+    module docstring), else None (the call takes the general path)."""
+    plan = _plans_get(id(model)) or _plan(model, backend)
+    # the default backend is numba whenever a plan exists and HOD_DYNAMICS_BACKEND is unset
+    if not plan or type(qjet) is not _ndarray or type(order) is not int or not (
+            backend is None and _env_value(_ENV_KEY) is None or resolve_backend(backend) == "numba"):
         return None
-    plan = _PLANS.get(id(model))
-    if plan is None:
-        plan = _plan(model)
-    if not plan:
+    entry = plan.jet.get(order) or _jet_entry(plan, order)
+    if entry is None:
         return None
-    address = plan.jet.get(order)
-    if address is None:
-        address = plan.jet[order] = _ir.kernel_address(order + 1, 1)
-    out = np.empty((order + 1, plan.n))
+    out = _empty(entry[0])
     try:  # numba's dispatch tests the array types (it compiles no other variant)
-        status = _ir.run_one(address, plan.geo, qjet, out)
+        status = _run_one(entry[1], plan.geo, qjet, out)
     except TypeError:
         return None
-    if status == _ir.DONE:
+    if status == _DONE:
         return out
-    if status == _ir.NON_FINITE:
+    if status == _NON_FINITE:
         _name_non_finite(model, qjet, order + 3)
     return None  # another shape: the general path names the fault
+
+
+def _jet_entry(plan, order):
+    """``(shape of the result, kernel address)`` of torque ``order`` for the plan, the kernel
+    compiled on first use; None for a negative order (the general path refuses it)."""
+    if order < 0:
+        return None
+    entry = plan.jet[order] = ((order + 1, plan.n), _ir.kernel_address(order + 1, 1))
+    return entry
 
 
 def one_state(model, q, qd, qdd, backend, gravity=False):
     """Inverse dynamics tau (n,) of one state q, qd, qdd (n,) on the fast path, or with
     ``gravity`` the generalised gravity (its kernel reads q only: pass q three times), else
-    None (the call takes the general path: batches, other inputs). Leaner than
-    :func:`one_jet` (module-level names, no extra call): its kernel's caller takes two arrays
-    more, whose type checks in numba's dispatch cost about 0.07 us."""
-    if type(q) is not _ndarray or type(qd) is not _ndarray or type(qdd) is not _ndarray \
-            or q.ndim != 1 or resolve_backend(backend) != "numba":
+    None (the call takes the general path: batches, other inputs)."""
+    plan = _plans_get(id(model)) or _plan(model, backend)
+    if not plan or type(q) is not _ndarray or type(qd) is not _ndarray or type(qdd) is not _ndarray \
+            or q.ndim != 1 or not (backend is None and _env_value(_ENV_KEY) is None
+                                   or resolve_backend(backend) == "numba"):
         return None
-    plan = _PLANS.get(id(model)) or _plan(model)
-    if not plan:
-        return None
-    if gravity:
-        address = plan.gravity or _address(plan, "gravity")
-    else:
-        address = plan.state or _address(plan, "state")
+    address = (plan.gravity if gravity else plan.state) or _address(plan, gravity)
     out = _empty(plan.n)
     try:  # numba's dispatch tests the array types (it compiles no other variant)
-        status = _ir.run_state(address, plan.geo, q, qd, qdd, out)
+        status = _run_state(address, plan.geo, q, qd, qdd, out)
     except TypeError:
         return None
-    if status == _ir.DONE:
+    if status == _DONE:
         return out
-    if status == _ir.NON_FINITE:
+    if status == _NON_FINITE:
         check_state(model, q=q, qd=qd, qdd=qdd)  # names the NaN or infinity (q first)
     return None
 
 
-def _address(plan, mode):
-    """The one-sample kernel of ``mode`` ("state" or "gravity") of the plan, compiled on first use."""
+def _address(plan, gravity):
+    """The plan's one-sample kernel of the state (or the gravity), compiled on first use."""
+    mode = "gravity" if gravity else "state"
     address = _ir.kernel_address(1, 1, False, mode)
     setattr(plan, mode, address)
     return address
@@ -168,8 +184,6 @@ def world_plan(model):
 _ONE_SAMPLE = {"crba": ("run_mass", lambda n: (n, n), ("q",)),
                "forward_dynamics": ("run_forward", lambda n: (n,), ("q", "qd", "tau")),
                "first_partials": ("run_first", lambda n: (3, n, n), ("q", "qd", "qdd"))}
-# the status codes of hod_dynamics._partials_ir
-_DONE, _NON_FINITE, _MISFIT, _SINGULAR = 0, 1, 2, 3
 
 
 def one_world(model, which, inputs, backend=None):
@@ -178,21 +192,12 @@ def one_world(model, which, inputs, backend=None):
     array; None when the call takes the general path (the numpy backend, a floating model,
     arrays the kernel does not take as they are). Raises the InputError naming a NaN or an
     infinity, or that of a singular mass matrix."""
-    if type(inputs[0]) is not np.ndarray or resolve_backend(backend) != "numba":
+    plan = _WORLD.get(id(model)) or (resolve_backend(backend) == "numba" and world_plan(model))
+    if not plan or type(inputs[0]) is not _ndarray or not (
+            backend is None and _env_value(_ENV_KEY) is None or resolve_backend(backend) == "numba"):
         return None
-    plan = _WORLD.get(id(model))
-    if plan is None:
-        plan = world_plan(model)
-    if not plan:
-        return None
-    entry = plan.callers.get(which)
-    if entry is None:
-        k = partials_kernels()
-        name, shape, names = _ONE_SAMPLE[which]
-        caller = getattr(k, name)
-        k.prepare(caller)
-        entry = plan.callers[which] = (caller, k.kernel_address(which), shape(plan.n), names)
-    out = np.empty(entry[2])
+    entry = plan.callers.get(which) or _world_entry(plan, which)
+    out = _empty(entry[2])
     try:  # numba's dispatch tests the array types (it compiles no other variant)
         status = entry[0](entry[1], plan.model, *inputs, out)
     except TypeError:
@@ -204,6 +209,17 @@ def one_world(model, which, inputs, backend=None):
     if status == _SINGULAR:
         singular_mass_matrix(model)
     return None  # arrays of other shapes: the general path names the fault
+
+
+def _world_entry(plan, which):
+    """``(caller, kernel address, shape of the result, names of the inputs)`` of the world-frame
+    kernel ``which`` for the plan, compiled (or loaded) on first use."""
+    k = partials_kernels()
+    name, shape, names = _ONE_SAMPLE[which]
+    caller = getattr(k, name)
+    k.prepare(caller)
+    entry = plan.callers[which] = (caller, k.kernel_address(which), shape(plan.n), names)
+    return entry
 
 
 def inverse_dynamics_fixed(model, q, qd, qdd, wrenches=None, backend=None):
@@ -220,7 +236,7 @@ def inverse_dynamics_fixed(model, q, qd, qdd, wrenches=None, backend=None):
     else:
         q, qd, qdd = check_state(model, q=q, qd=qd, qdd=qdd, finite=not compiled,
                                  what="inverse_dynamics", result=4 * n)
-    plan = _plan(model) if compiled and not wrenches else False
+    plan = _plan(model, backend) if compiled and not wrenches else False
     if not plan:
         jet = np.stack([q, qd, qdd], axis=-2)
         return time_derivatives_recursive(model, jet, 0, wrenches, backend)[..., 0, :]

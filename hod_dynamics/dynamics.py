@@ -78,8 +78,8 @@ def time_derivatives(model, qjet, order, *floating_order, method="recursive", wr
     call ``time_derivatives(model, q, vjet, order)`` of earlier releases still works for one
     release, with a :class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning`.
     """
-    if friction is None and not floating_order and method == "recursive" and type(order) is int \
-            and order >= 0 and not wrenches:  # the one-sample fast path, when it applies
+    if friction is None and not floating_order and method == "recursive" and not wrenches:
+        # the one-sample fast path, when it applies
         tau = one_jet(model, qjet, order, backend)
         if tau is not None:
             return tau

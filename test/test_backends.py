@@ -343,6 +343,40 @@ def test_without_numba_the_numpy_path_runs_with_one_warning(tmp_path, iiwa):
     np.testing.assert_allclose(np.load(out), hd.time_derivatives(iiwa, jets, 2), rtol=1e-13, atol=1e-12)
 
 
+_NUMPY_ONLY = """
+import os, sys
+import numpy as np
+import hod_dynamics as hd
+model = hd.load_robot("iiwa14")
+z, jet = np.zeros(7), np.zeros((5, 7))
+if os.environ.get("HOD_DYNAMICS_BACKEND") == "numpy":  # the default backend: every entry point
+    hd.time_derivatives(model, jet, 2), hd.inverse_dynamics(model, z, z, z), hd.gravity_torques(model, z)
+    hd.mass_matrix(model, z), hd.forward_dynamics(model, z, z, z), hd.id_partials(model, z, z, z)
+    hd.id_second_partials(model, z, z, z)
+else:  # the keyword, on the entry points that take it
+    hd.time_derivatives(model, jet, 2, backend="numpy"), hd.inverse_dynamics(model, z, z, z, backend="numpy")
+    hd.id_partials(model, z, z, z, backend="numpy"), hd.id_second_partials(model, z, z, z, backend="numpy")
+print("numba" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("env", ["numpy", None])
+def test_the_numpy_backend_does_not_import_numba(env):
+    """One sample on the numpy backend (the variable or the keyword) imports no numba and
+    compiles nothing: the one-sample fast paths ask for the backend before they plan."""
+    import os
+    import subprocess
+    import sys
+
+    environ = {k: v for k, v in os.environ.items() if k != "HOD_DYNAMICS_BACKEND"}
+    if env:
+        environ["HOD_DYNAMICS_BACKEND"] = env
+    run = subprocess.run([sys.executable, "-c", _NUMPY_ONLY], capture_output=True, text=True,
+                         timeout=120, env=environ)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False"]
+
+
 @needs_numba
 def test_kernels_cached_tells_whether_a_first_use_compiles(tmp_path, panda, rng):
     """After a use in this process numba's cache holds the kernel; with an empty cache folder
