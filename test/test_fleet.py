@@ -249,6 +249,12 @@ def _living_in_group(pgid):
     return living
 
 
+def _default_sigint():
+    """In the child before it runs the command: SIGINT's default action (Python then turns it into
+    KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_stops_cleanly_and_leaves_the_table_of_what_finished(fleet_bags, tmp_path):
     """SIGINT to the command's process group (what a terminal's Ctrl-C does): exit 130 with one
     line, the table of the bags finished, no staging debris, no process left; the same command
@@ -258,8 +264,10 @@ def test_ctrl_c_stops_cleanly_and_leaves_the_table_of_what_finished(fleet_bags, 
            "--urdf", f"kuka-lwr_*={LWR4}", "--out", str(out), "--friction", "fit", "--workers", "1", "--no-plot",
            "--no-derived-bag"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd()] + sys.path))
+    # SIGINT as a terminal's foreground job has it: a test run started in the background by a
+    # non-interactive shell ignores SIGINT, the command would inherit that and never stop
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_sigint)
     lines = []
     for line in proc.stderr:
         lines.append(line)
