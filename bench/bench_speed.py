@@ -362,10 +362,11 @@ def one_sample_routes(model, pr):
                        lambda a=a, jet=jet, out=out: R.run_one(a, geo, jet, out),
                        lambda jet=jet, order=order: hd.time_derivatives(model, jet, order)))
     out = np.empty(n)
-    for label, mode, call in (("inverse_dynamics", "state", lambda: hd.inverse_dynamics(model, q, qd, qdd)),
-                              ("gravity_torques", "gravity", lambda: hd.gravity_torques(model, q))):
-        a = R.kernel_address(1, 1, False, mode)
-        routes.append((label, lambda a=a: R.run_state(a, geo, q, qd, qdd, out), call))
+    a = R.kernel_address(1, 1, False, "state")
+    routes.append(("inverse_dynamics", lambda a=a: R.run_state(a, geo, q, qd, qdd, out),
+                   lambda: hd.inverse_dynamics(model, q, qd, qdd)))
+    a = R.kernel_address(1, 1, False, "gravity")
+    routes.append(("gravity_torques", lambda a=a: R.run_gravity(a, geo, q, out), lambda: hd.gravity_torques(model, q)))
     plan = dispatch.world_plan(model)
     for which, caller, args, shape, call in (
             ("crba", P.run_mass, (q,), (n, n), lambda: hd.mass_matrix(model, q)),

@@ -41,7 +41,7 @@ import numpy as np
 
 from numba.extending import register_jitable
 
-from ._kernels import _njit
+from ._kernels import _njit, _njit_without_nrt
 from ._llvm import STACK_WORK, Emitter, call_address, compile_ir, is_cached, run, signature
 from .model import per_model
 from .spatial import Ad, inverse
@@ -530,17 +530,30 @@ def run_one(address, geo, jet, out):
                                   np.empty(work_size(n, K, 1, False))))
 
 
-@_njit
+@_njit_without_nrt
 def run_state(address, geo, q, qd, qdd, out):
-    """One sample: the scalar "state" or "gravity" kernel at ``address`` on q, qd, qdd (n,)
-    (the gravity kernel reads q only) into out (n,). Returns DONE, NON_FINITE or MISFIT."""
+    """One sample: the scalar "state" kernel at ``address`` on q, qd, qdd (n,) into out (n,).
+    Returns DONE, NON_FINITE or MISFIT (arrays of other lengths, or a model whose work array
+    does not fit the kernel's stack; nothing computed). Without numba's runtime: of the
+    callers it takes the most arrays, whose wrapping the runtime would charge it (it
+    allocates nothing, so it needs none)."""
     n = int(geo[0])
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or out.shape[0] != n:
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or out.shape[0] != n \
+            or work_size(n, 1, 1, False) > STACK_WORK:
+        return MISFIT
+    return call_address(address, (geo, q, qd, qdd, out, out, out, out, out, out, 1, 3, 0, 0, None))
+
+
+@_njit
+def run_gravity(address, geo, q, out):
+    """One sample: the scalar "gravity" kernel at ``address`` on q (n,) (the kernel reads the
+    positions only) into out (n,). Returns DONE, NON_FINITE or MISFIT."""
+    n = int(geo[0])
+    if q.shape[0] != n or out.shape[0] != n:
         return MISFIT
     if work_size(n, 1, 1, False) <= STACK_WORK:  # the kernel's stack
-        return call_address(address, (geo, q, qd, qdd, out, out, out, out, out, out, 1, 3, 0, 0,
-                                      None))
-    return call_address(address, (geo, q, qd, qdd, out, out, out, out, out, out, 1, 3, 0, 0,
+        return call_address(address, (geo, q, q, q, out, out, out, out, out, out, 1, 3, 0, 0, None))
+    return call_address(address, (geo, q, q, q, out, out, out, out, out, out, 1, 3, 0, 0,
                                   np.empty(work_size(n, 1, 1, False))))
 
 
@@ -576,6 +589,7 @@ def prepare_one_sample():
         geo, one, two = np.zeros(1), np.zeros(1), np.zeros((1, 1))
         run_one(0, geo, two, two)  # MISFIT: n = 0 columns expected, nothing called
         run_state(0, geo, one, one, one, one)
-        for dispatcher in (run_one, run_state):
+        run_gravity(0, geo, one, one)
+        for dispatcher in (run_one, run_state, run_gravity):
             dispatcher.disable_compile()
         _prepared.append(True)

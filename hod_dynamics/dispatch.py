@@ -11,7 +11,7 @@ to it:
   generated kernels, no wrenches, the compiled backend, the caller's arrays kernel arrays of
   the exact shape (``backend.is_kernel_array``): the kernel takes them as they are and tests
   finiteness as it reads; nothing else is computed in Python (:func:`one_jet`,
-  :func:`one_state`). A NaN the kernel meets is named by the general check.
+  :func:`one_state`, :func:`one_gravity`). A NaN the kernel meets is named by the general check.
 - **small batches**: one kernel call on the caller's array when it goes to a kernel as it
   is, on the validated copy otherwise.
 - **the general path**: any batch, wrenches, floating bases, both backends. The samples run in
@@ -61,7 +61,7 @@ class _Plan:
 _PLANS = {}  # id(model) -> _Plan, or False (the model takes the general path); dropped with it
 _plans_get = _PLANS.get
 # hod_dynamics._rnea_ir and its one-sample callers, once a plan needed them
-_ir = _run_one = _run_state = None
+_ir = _run_one = _run_state = _run_gravity = None
 
 
 def _plan(model, backend=None):
@@ -78,10 +78,10 @@ def _plan(model, backend=None):
         return False
     if type(model) is not RobotModel or model.floating or kernels() is None:
         return False
-    global _ir, _run_one, _run_state
+    global _ir, _run_one, _run_state, _run_gravity
     _ir = rnea_kernels()
     _ir.prepare_one_sample()
-    _run_one, _run_state = _ir.run_one, _ir.run_state
+    _run_one, _run_state, _run_gravity = _ir.run_one, _ir.run_state, _ir.run_gravity
     geo = _ir.geometry(model)
     plan = False if geo is None else _Plan(geo, model.n_dof)
     _PLANS[id(model)] = plan
@@ -121,25 +121,43 @@ def _jet_entry(plan, order):
     return entry
 
 
-def one_state(model, q, qd, qdd, backend, gravity=False):
-    """Inverse dynamics tau (n,) of one state q, qd, qdd (n,) on the fast path, or with
-    ``gravity`` the generalised gravity (its kernel reads q only: pass q three times), else
-    None (the call takes the general path: batches, other inputs)."""
+def one_state(model, q, qd, qdd, backend):
+    """Inverse dynamics tau (n,) of one state q, qd, qdd (n,) on the fast path, else None (the
+    call takes the general path: batches, other inputs). Only q's type and shape are tested
+    here: numba's dispatch refuses anything but a kernel array for qd and qdd (TypeError), and
+    the caller tests the lengths."""
     plan = _plans_get(id(model)) or _plan(model, backend)
-    if not plan or type(q) is not _ndarray or type(qd) is not _ndarray or type(qdd) is not _ndarray \
-            or q.ndim != 1 or not (backend is None and _env_value(_ENV_KEY) is None
-                                   or resolve_backend(backend) == "numba"):
+    if not plan or type(q) is not _ndarray or q.ndim != 1 or not (
+            backend is None and _env_value(_ENV_KEY) is None or resolve_backend(backend) == "numba"):
         return None
-    address = (plan.gravity if gravity else plan.state) or _address(plan, gravity)
     out = _empty(plan.n)
     try:  # numba's dispatch tests the array types (it compiles no other variant)
-        status = _run_state(address, plan.geo, q, qd, qdd, out)
+        status = _run_state(plan.state or _address(plan, False), plan.geo, q, qd, qdd, out)
     except TypeError:
         return None
     if status == _DONE:
         return out
     if status == _NON_FINITE:
         check_state(model, q=q, qd=qd, qdd=qdd)  # names the NaN or infinity (q first)
+    return None
+
+
+def one_gravity(model, q):
+    """The generalised gravity (n,) at one q (n,) on the fast path (its kernel reads q only),
+    else None (the general path)."""
+    plan = _plans_get(id(model)) or _plan(model, None)
+    if not plan or type(q) is not _ndarray or q.ndim != 1 or _env_value(_ENV_KEY) is not None \
+            and resolve_backend(None) != "numba":
+        return None
+    out = _empty(plan.n)
+    try:
+        status = _run_gravity(plan.gravity or _address(plan, True), plan.geo, q, out)
+    except TypeError:
+        return None
+    if status == _DONE:
+        return out
+    if status == _NON_FINITE:
+        check_state(model, q=q)  # names the NaN or infinity
     return None
 
 

@@ -5,7 +5,7 @@ that are asked for on their own: the gravity torques g(q) and the Coriolis matri
 
 import numpy as np
 
-from .dispatch import inverse_dynamics_fixed, one_state
+from .dispatch import inverse_dynamics_fixed, one_gravity
 from .partials import id_partials
 from .validation import check_state
 
@@ -14,7 +14,7 @@ def gravity_torques(model, q):
     """Generalised gravity g(q): the joint torques/forces that hold the robot still at q, with
     the model's gravity vector. q (..., n) -> (..., n), N m (N for prismatic joints). The same
     numbers as Pinocchio's ``computeGeneralizedGravity``."""
-    tau = one_state(model, q, q, q, None, True)  # the one-sample fast path, when it applies
+    tau = one_gravity(model, q)  # the one-sample fast path, when it applies
     if tau is not None:
         return tau
     return inverse_dynamics_fixed(model, q, None, None)

@@ -227,7 +227,7 @@ def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     """numba compiles one variant per argument type and a read-only array is its own type:
     read-only or broadcast inputs must not trigger a second compile (seconds, in a 1 kHz loop)."""
     from hod_dynamics._llvm import run
-    from hod_dynamics._rnea_ir import run_one, run_state
+    from hod_dynamics._rnea_ir import run_gravity, run_one, run_state
     from hod_dynamics.backend import partials_kernels
 
     jet = rng.uniform(-1, 1, (5, 7))
@@ -235,7 +235,7 @@ def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     hd.id_second_partials(panda, *jet[:3], backend="numba")
     hd.id_second_partials(panda, *rng.uniform(-1, 1, (3, 4, 7)), backend="numba")  # the batch kernel
     hd.id_partials(panda, *jet[:3], backend="numba")
-    callers = (run, run_one, run_state)
+    callers = (run, run_one, run_state, run_gravity)
     k = partials_kernels()
     callers += (k.run_mass, k.run_forward, k.run_first, k.run_second)
     hd.mass_matrix(panda, jet[0])
