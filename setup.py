@@ -19,7 +19,7 @@ data_files = [
     ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
     (f"share/{PACKAGE}", ["package.xml"]),
     (f"share/{PACKAGE}/launch", glob("launch/*.py")),
-    (f"share/{PACKAGE}/config", glob("config/*.yaml")),  # found there by hod_dynamics.robots
+    (f"share/{PACKAGE}/config", glob("config/*.yaml")),  # found there by hod_dynamics.model.robots
     (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/urdf/*.urdf")),
 ]
 if "bdist_wheel" in sys.argv:

@@ -22,8 +22,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..")]
 
 import hod_dynamics as hd  # noqa: E402
-from hod_dynamics.analysis import analyze_joint_states, write_report  # noqa: E402
-from hod_dynamics.bag import read_joint_states, write_joint_states  # noqa: E402
+from hod_dynamics.replay.analysis import analyze_joint_states
+from hod_dynamics.replay.report import write_report  # noqa: E402
+from hod_dynamics.recordings.bag import read_joint_states
+from hod_dynamics.recordings.bag_writer import write_joint_states  # noqa: E402
 
 
 def multisine(t, n, rows):

@@ -25,7 +25,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "test")]
 
-from hod_dynamics.analysis import analyze_joint_states  # noqa: E402
+from hod_dynamics.replay.analysis import analyze_joint_states  # noqa: E402
 
 from recordings import Recording  # noqa: E402
 

@@ -60,7 +60,7 @@ def timed_run(bags, out, outputs, **engine):
 
 def sizing(folder):
     """One 10-minute 1 kHz recording analysed in this process: seconds per step and bytes out."""
-    from hod_dynamics.analysis import analyze_bag
+    from hod_dynamics.replay.bag_report import analyze_bag
 
     bag = fleet_recording("iiwa14", 7, 0.0, duration=600.0, rate=1000.0).write(os.path.join(folder, "ten_minutes"))
     size = sum(os.path.getsize(os.path.join(bag, f)) for f in os.listdir(bag))
@@ -110,7 +110,7 @@ def main():
                               dashboard_address=None, silence_logs=50,
                               env={"HOD_DYNAMICS_THREADS": str(max(1, (os.cpu_count() or 1) // n))}) as cluster:
                 with Client(cluster.scheduler_address) as client:
-                    client.run(lambda: __import__("hod_dynamics.analysis"))
+                    client.run(lambda: __import__("hod_dynamics.replay.analysis"))
                     results[f"Dask cluster by address, {n} worker{'s' if n > 1 else ''}"] = timed_run(
                         bags, out, outputs, client=client)
         print(f"\n  {'engine':<40}{'wall s':>8}{'bags/min':>10}{'steady bags/min':>17}")

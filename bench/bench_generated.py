@@ -53,7 +53,7 @@ TOOLS = os.path.join(HERE, "generated")
 sys.path[:0] = [os.path.join(HERE, "..", "test"), os.path.join(HERE, "..")]
 
 import hod_dynamics as hd  # noqa: E402
-from hod_dynamics.backend import THREADS_ENV_VAR  # noqa: E402
+from hod_dynamics.kernels.backend import THREADS_ENV_VAR  # noqa: E402
 from oracles import ERD_ROBOTS, PinocchioRobot, chain_urdf, erd_path, erd_model  # noqa: E402
 
 BATCH = 10_000
@@ -261,7 +261,7 @@ class Case:
         if out == "data":
             if not hasattr(hd, "SecondPartialsData"):  # a version without it
                 return float("nan")
-            kw = {"out": hd.SecondPartialsData(self.model)}
+            kw = {"out": hd.algorithms.SecondPartialsData(self.model)}
         elif out == "arrays":
             kw = {"out": self.out}
             try:

@@ -69,9 +69,9 @@ def bench_robot(name, model, pr):
         ("id_second_partials", B2,
          median_time(lambda: hd.id_second_partials(model, q[:B2], qd[:B2], qdd[:B2])) / B2),
         ("id_second_order_rate", 1,
-         median_time(lambda: hd.id_second_order_rate(model, q[0], qd[0], qdd[0], q3[0]))),
+         median_time(lambda: hd.algorithms.id_second_order_rate(model, q[0], qd[0], qdd[0], q3[0]))),
         ("id_second_order_rate", BATCH,
-         median_time(lambda: hd.id_second_order_rate(model, q, qd, qdd, q3)) / BATCH),
+         median_time(lambda: hd.algorithms.id_second_order_rate(model, q, qd, qdd, q3)) / BATCH),
     ]
     out = [f"| {name} (n={n}) | pin.computeRNEADerivatives | 1 | {t_pin1 * 1e6:.1f} | 1.0 |",
            f"| {name} (n={n}) | pin.computeRNEADerivatives (Python loop) | {BATCH} | "

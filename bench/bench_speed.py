@@ -43,7 +43,7 @@ sys.path[:0] = [HERE, os.path.join(HERE, "..", "test"), os.path.join(HERE, "..")
 
 import hod_dynamics as hd  # noqa: E402
 from bench_partials import median_time  # noqa: E402
-from hod_dynamics.backend import THREADS_ENV_VAR, compute_threads, resolve_backend  # noqa: E402
+from hod_dynamics.kernels.backend import THREADS_ENV_VAR, compute_threads, resolve_backend  # noqa: E402
 from oracles import (CENTRAL_7, PinocchioRobot, chain_urdf, floating_pinocchio_robot,  # noqa: E402
                      pinocchio_robot, random_floating_state)
 
@@ -344,10 +344,10 @@ def one_sample_routes(model, pr):
     """(entry point, kernel call, public call) of every public entry point on one sample: the
     kernel is the compiled function called directly on prepared arrays (its numba caller, as
     the entry point calls it); the public call is what a user writes."""
-    from hod_dynamics import _partials_ir as P
-    from hod_dynamics import _rnea_ir as R
-    from hod_dynamics import dispatch
-    from hod_dynamics.second_partials import _second_plan
+    from hod_dynamics.kernels import partials_ir as P
+    from hod_dynamics.kernels import rnea_ir as R
+    from hod_dynamics.algorithms import dispatch
+    from hod_dynamics.algorithms.second_partials import _second_plan
 
     n = model.n_dof
     rng = np.random.default_rng(7)

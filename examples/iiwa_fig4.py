@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 import hod_dynamics as hd  # noqa: E402
-from hod_dynamics import paper_examples as paper  # noqa: E402
+from hod_dynamics.model import paper_examples as paper  # noqa: E402
 
 ORDER = 2
 

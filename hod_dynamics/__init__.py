@@ -9,36 +9,33 @@ What a user of the dynamics needs is importable from here::
     qdd = hd.forward_dynamics(model, q, qd, tau)          # (..., n)
     J = hd.frame_jacobian(model, q, "tool_link")          # (..., 6, n), rows (omega, v)
 
-The applications built on it are modules of their own, imported by name:
-:mod:`hod_dynamics.trajectory_feedforward` (feedforward along a trajectory, CSV and NPZ export),
-:mod:`hod_dynamics.actuators` (motor references of elastic joints), :mod:`hod_dynamics.bag` and
-:mod:`hod_dynamics.analysis` (recorded joint states), :mod:`hod_dynamics.closed_form` (the
-closed-form terms and their derivatives), :mod:`hod_dynamics.floating` (floating bases).
+The rest lives in wings, each a subpackage with a short face, imported by name: :mod:`.model`
+(URDF, the model, inertial parameters, shipped robots), :mod:`.algorithms` (every algorithm of
+the dynamics, the partials and the regressors), :mod:`.feedforward` (trajectories, feedforward,
+SEA/VSA motor references), :mod:`.recordings` (bags and the fit of recorded positions),
+:mod:`.replay` (recorded joint states against the model), :mod:`.identification`,
+:mod:`.fleet` (many recordings), :mod:`.cli` (the command line) and :mod:`.ros` (the nodes).
 
-Names of earlier releases that moved into those modules still work here for one release,
-with a :class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning` naming the new place.
+Names and module paths of earlier releases still work for one release, with a
+:class:`~hod_dynamics.errors.HodDynamicsDeprecationWarning` naming the new place.
 :class:`Trajectory` and :func:`load_trajectory` (scipy) are imported on first use, and so is
-``hd.analyze_bags`` (the analysis of many recordings, :mod:`hod_dynamics.fleet`; an application
-layer, outside ``__all__``).
+``hd.analyze_bags`` (the analysis of many recordings, outside ``__all__``).
 """
 
-from . import floating  # noqa: F401  hd.floating
-from .crba import kinetic_energy, mass_matrix
-from .deprecation import module_getattr
-from .dynamics import inverse_dynamics, time_derivatives
-from .eom import coriolis_matrix, gravity_torques
+from .algorithms.crba import kinetic_energy, mass_matrix
+from .algorithms.dynamics import inverse_dynamics, time_derivatives
+from .algorithms.eom import coriolis_matrix, gravity_torques
+from .algorithms.floating import time_derivatives_floating
+from .algorithms.forward import forward_dynamics
+from .algorithms.friction import FrictionModel, load_friction
+from .algorithms.kinematics import frame_jacobian, frame_pose
+from .algorithms.partials import id_partials
+from .algorithms.regressors import regressor, regressor_time_derivatives
+from .algorithms.second_partials import id_second_partials
+from .deprecation import install_moved_modules, module_getattr
 from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
-from .floating import time_derivatives_floating
-from .forward import forward_dynamics
-from .friction import FrictionModel, load_friction
-from .inertia import inertial_parameters
-from .kinematics import frame_jacobian, frame_pose
-from .model import RobotModel
-from .partials import id_partials
-from .regressors import regressor, regressor_time_derivatives
-from .second_partials import (SecondPartialsData, id_partials_directional, id_second_order_rate,
-                              id_second_partials)
-from .robots import load_robot, robot_path, shipped_robots
+from .model.robot_model import RobotModel, inertial_parameters
+from .model.robots import load_robot, robot_path, shipped_robots
 
 __version__ = "0.1.0"
 
@@ -46,57 +43,79 @@ __all__ = [
     "RobotModel", "load_robot", "robot_path", "shipped_robots",
     "inverse_dynamics", "time_derivatives", "time_derivatives_floating", "forward_dynamics",
     "mass_matrix", "kinetic_energy", "gravity_torques", "coriolis_matrix",
-    "id_partials", "id_partials_directional", "id_second_order_rate", "id_second_partials",
-    "SecondPartialsData",
+    "id_partials", "id_second_partials",
     "frame_pose", "frame_jacobian",
     "FrictionModel", "load_friction", "Trajectory", "load_trajectory",
     "inertial_parameters", "regressor", "regressor_time_derivatives",
     "HodDynamicsError", "InputError", "ModelError", "TrajectoryError", "HodDynamicsWarning",
 ]
 
-# imported on first use: scipy's splines cost more than the rest of the package together
-_LAZY = {"Trajectory": "hod_dynamics.trajectory:Trajectory",
-         "load_trajectory": "hod_dynamics.trajectory:load_trajectory",
-         "analyze_bags": "hod_dynamics.fleet:analyze_bags"}
-_LAZY.update({name: f"hod_dynamics.{name}" for name in (
-    "actuators", "analysis", "backend", "bag", "base_parameters", "cli", "closed_form", "crba", "dispatch",
-    "dynamics", "effort_trajectory", "eom", "errors", "excitation", "fleet", "fleet_inputs", "fleet_table", "forward",
-    "friction", "identification", "inertia", "jets", "joint_fit", "kinematics", "model", "msgfields",
-    "paper_examples", "partials", "plots", "position_noise", "recursive", "reference_stream", "regressors", "robots",
-    "second_partials", "smoothing", "spatial", "timebase", "trajectory", "trajectory_feedforward", "trends", "units",
-    "urdf", "urdf_schema", "urdf_writer", "validation", "yamlfile")})
+WINGS = ("model", "algorithms", "feedforward", "recordings", "replay", "identification", "fleet", "cli", "ros")
 
-# the names of earlier releases, kept for one release: application layers and families
+# imported on first use: scipy's splines cost more than the rest of the package together (the
+# wings and the other modules too: hd.replay, hd.units)
+_LAZY = {"Trajectory": "hod_dynamics.feedforward.trajectory:Trajectory",
+         "load_trajectory": "hod_dynamics.feedforward.trajectory:load_trajectory",
+         "analyze_bags": "hod_dynamics.fleet.run:analyze_bags"}
+
+# module paths of the release before the wings: {old path: the modules that hold its names now}
+_OLD_MODULES = {f"hod_dynamics.{old}": tuple(f"hod_dynamics.{new}" for new in news) for old, news in {
+    "spatial": ("model.spatial",), "urdf_schema": ("model.urdf_schema",), "urdf": ("model.urdf",),
+    "inertia": ("model.inertia", "model.robot_model"), "validation": ("model.validation", "arrays"),
+    "robots": ("model.robots",), "urdf_writer": ("model.urdf_writer",), "paper_examples": ("model.paper_examples",),
+    "msgfields": ("recordings.msgfields",), "timebase": ("recordings.timebase",),
+    "bag": ("recordings.bag", "recordings.bag_writer"), "smoothing": ("recordings.smoothing",),
+    "joint_fit": ("recordings.joint_fit",), "position_noise": ("recordings.position_noise",),
+    "backend": ("kernels.backend",), "jets": ("algorithms.jets",), "recursive": ("algorithms.recursive",),
+    "dispatch": ("algorithms.dispatch",), "closed_form": ("algorithms.closed_form",), "crba": ("algorithms.crba",),
+    "partials": ("algorithms.partials", "algorithms.world_frame"), "second_partials": ("algorithms.second_partials",),
+    "floating": ("algorithms.floating",), "kinematics": ("algorithms.kinematics",),
+    "friction": ("algorithms.friction",), "regressors": ("algorithms.regressors",),
+    "dynamics": ("algorithms.dynamics",), "eom": ("algorithms.eom",), "forward": ("algorithms.forward",),
+    "trajectory": ("feedforward.trajectory",), "actuators": ("feedforward.actuators",),
+    "trajectory_feedforward": ("feedforward.trajectory_feedforward",),
+    "effort_trajectory": ("feedforward.effort_trajectory",), "reference_stream": ("feedforward.reference_stream",),
+    "base_parameters": ("identification.base_parameters",), "excitation": ("identification.excitation",),
+    "analysis": ("replay.analysis", "replay.error_estimate", "replay.notes", "replay.report", "replay.bag_report",
+                 "algorithms.friction"),
+    "fleet_inputs": ("fleet.inputs",), "fleet_table": ("fleet.table",), "trends": ("fleet.trends",),
+}.items()}
+install_moved_modules(_OLD_MODULES)
+
+# the names of earlier releases, kept for one release: application layers and families (the
+# old module paths as attributes, hd.analysis, through _OLD_MODULES)
 _MOVED = {
     "Frame": "hod_dynamics.model:Frame",
-    "coriolis_matrix_derivatives": "hod_dynamics.closed_form:coriolis_matrix_derivatives",
-    "external_wrench_derivatives": "hod_dynamics.closed_form:external_wrench_derivatives",
-    "gravity_derivatives": "hod_dynamics.closed_form:gravity_derivatives",
-    "mass_matrix_derivatives": "hod_dynamics.closed_form:mass_matrix_derivatives",
-    "ActuatorSet": "hod_dynamics.actuators:ActuatorSet",
-    "AntagonisticExponential": "hod_dynamics.actuators:AntagonisticExponential",
-    "CubicSpring": "hod_dynamics.actuators:CubicSpring",
-    "Rigid": "hod_dynamics.actuators:Rigid",
-    "SEA": "hod_dynamics.actuators:SEA",
-    "VSA": "hod_dynamics.actuators:VSA",
-    "load_actuators": "hod_dynamics.actuators:load_actuators",
-    "FeedforwardResult": "hod_dynamics.trajectory_feedforward:FeedforwardResult",
-    "feedforward": "hod_dynamics.trajectory_feedforward:feedforward",
-    "save_csv": "hod_dynamics.trajectory_feedforward:save_csv",
-    "LimitReport": "hod_dynamics.trajectory:LimitReport",
-    "LimitViolation": "hod_dynamics.trajectory:LimitViolation",
-    "shipped_trajectories": "hod_dynamics.trajectory:shipped_trajectories",
-    "share_path": "hod_dynamics.robots:share_path",
-    "BagAnalysis": "hod_dynamics.analysis:BagAnalysis",
-    "analyze_joint_states": "hod_dynamics.analysis:analyze_joint_states",
-    "write_report": "hod_dynamics.analysis:write_report",
-    "JointStates": "hod_dynamics.bag:JointStates",
-    "read_joint_states": "hod_dynamics.bag:read_joint_states",
-    "save_friction": "hod_dynamics.friction:save_friction",
+    "SecondPartialsData": "hod_dynamics.algorithms.second_partials:SecondPartialsData",
+    "id_partials_directional": "hod_dynamics.algorithms.second_partials:id_partials_directional",
+    "id_second_order_rate": "hod_dynamics.algorithms.second_partials:id_second_order_rate",
+    "coriolis_matrix_derivatives": "hod_dynamics.algorithms.closed_form:coriolis_matrix_derivatives",
+    "external_wrench_derivatives": "hod_dynamics.algorithms.closed_form:external_wrench_derivatives",
+    "gravity_derivatives": "hod_dynamics.algorithms.closed_form:gravity_derivatives",
+    "mass_matrix_derivatives": "hod_dynamics.algorithms.closed_form:mass_matrix_derivatives",
+    "ActuatorSet": "hod_dynamics.feedforward.actuators:ActuatorSet",
+    "AntagonisticExponential": "hod_dynamics.feedforward.actuators:AntagonisticExponential",
+    "CubicSpring": "hod_dynamics.feedforward.actuators:CubicSpring",
+    "Rigid": "hod_dynamics.feedforward.actuators:Rigid",
+    "SEA": "hod_dynamics.feedforward.actuators:SEA",
+    "VSA": "hod_dynamics.feedforward.actuators:VSA",
+    "load_actuators": "hod_dynamics.feedforward.actuators:load_actuators",
+    "FeedforwardResult": "hod_dynamics.feedforward.trajectory_feedforward:FeedforwardResult",
+    "save_csv": "hod_dynamics.feedforward.trajectory_feedforward:save_csv",
+    "LimitReport": "hod_dynamics.feedforward.trajectory:LimitReport",
+    "LimitViolation": "hod_dynamics.feedforward.trajectory:LimitViolation",
+    "shipped_trajectories": "hod_dynamics.feedforward.trajectory:shipped_trajectories",
+    "share_path": "hod_dynamics.model.robots:share_path",
+    "BagAnalysis": "hod_dynamics.replay.analysis:BagAnalysis",
+    "analyze_joint_states": "hod_dynamics.replay.analysis:analyze_joint_states",
+    "write_report": "hod_dynamics.replay.report:write_report",
+    "JointStates": "hod_dynamics.recordings.bag:JointStates",
+    "read_joint_states": "hod_dynamics.recordings.bag:read_joint_states",
+    "save_friction": "hod_dynamics.algorithms.friction:save_friction",
 }
 
-__getattr__ = module_getattr(__name__, _MOVED, _LAZY, globals())
+__getattr__ = module_getattr(__name__, _MOVED, _LAZY, globals(), _OLD_MODULES)
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(__all__ + ["__version__"])

@@ -148,7 +148,7 @@ def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="",
     """Write a PNG with one subplot per joint: the measured effort minus the rigid-body model
     ``residual`` (T, n) against the joint velocity ``qd`` (T, n) (dots: the friction the
     robot showed) and the friction model's curve over it (``friction``: a
-    :class:`~hod_dynamics.friction.FrictionModel`, model joint order). Returns ``path``."""
+    :class:`~hod_dynamics.algorithms.friction.FrictionModel`, model joint order). Returns ``path``."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)

@@ -19,7 +19,8 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from hod_dynamics.ros.launch_support import boolean_argument, check_arguments, existing_file, flag, number, required
+from hod_dynamics.ros.launch_support import (boolean_argument, check_arguments, existing_file, flag, number,
+                                             required)
 
 ARGUMENTS = [
     DeclareLaunchArgument("actuators", default_value="actuators_sea", description="actuator config"),

@@ -25,7 +25,7 @@ from launch_ros.actions import Node
 
 from hod_dynamics.ros.launch_support import (boolean_argument, check_arguments, existing_file, flag, required,
                                              required_package)
-from hod_dynamics.urdf import read_urdf_text, xacro_args_from_strings
+from hod_dynamics.model.urdf import read_urdf_text, xacro_args_from_strings
 
 ARGUMENTS = [
     DeclareLaunchArgument("robot", default_value="iiwa14", description="shipped robot model (iiwa14, planar_2r, solo12)"),

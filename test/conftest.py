@@ -77,7 +77,7 @@ def iiwa_pinocchio(iiwa):
     """(our iiwa14 with the paper's gravity (0, 0, -9.80665), PinocchioRobot of the same URDF)."""
     from oracles import PinocchioRobot
 
-    model = iiwa.with_gravity(hd.paper_examples.IIWA_GRAVITY)
+    model = iiwa.with_gravity(hd.model.paper_examples.IIWA_GRAVITY)
     return model, PinocchioRobot(hd.robot_path("iiwa14"), model)
 
 
@@ -112,7 +112,7 @@ class PandaRecording:
 
     def write(self, path, storage, **kwargs):
         """Record as a rosbag2 bag with an extra joint 'gripper' the model does not have."""
-        from hod_dynamics.bag import write_joint_states
+        from hod_dynamics.recordings.bag_writer import write_joint_states
 
         extra = np.zeros((len(self.t), 1))
         write_joint_states(path, self.stamps_ns, list(self.model.joint_names) + ["gripper"],
@@ -134,3 +134,67 @@ def panda_bags(panda_recording, tmp_path_factory):
     root = tmp_path_factory.mktemp("bags")
     mcap = panda_recording.write(root / "rec_mcap", "mcap")
     return {"mcap": mcap / "rec_mcap.mcap", "sqlite3": panda_recording.write(root / "rec_db3", "sqlite3")}
+
+
+# -- a progress line at least every minute -----------------------------------------------------------
+# With -q the dots of a file share one line, which a CI log (line-buffered) shows only when the
+# file ends: a slow file looked silent for minutes. A line at least every PROGRESS_EVERY seconds says
+# how far the run is; a test that runs longer than that is named while it runs.
+PROGRESS_EVERY = float(os.environ.get("HOD_TEST_PROGRESS_SECONDS", "60"))  # s
+
+
+class _Progress:
+    """A pytest plugin: the progress lines (a watcher thread for the tests that run long)."""
+
+    def __init__(self, reporter):
+        import threading
+        import time
+
+        self.reporter = reporter
+        self.start = self.last = time.monotonic()
+        self.done = self.total = 0
+        self.current = None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        threading.Thread(target=self._watch, name="test-progress", daemon=True).start()
+
+    def line(self, text):
+        import time
+
+        with self.lock:
+            self.last = time.monotonic()
+            minutes, seconds = divmod(int(self.last - self.start), 60)
+            # on a line of its own: -q writes the dots of a file on one line
+            self.reporter.write(f"\n[{minutes:d} min {seconds:02d} s] {text}\n", flush=True)
+
+    def _watch(self):
+        import time
+
+        while not self.stop.wait(5.0):
+            current = self.current
+            if current is not None and time.monotonic() - self.last >= PROGRESS_EVERY:
+                self.line(f"{self.done} of {self.total} tests done; running {current}")
+
+    def pytest_collection_finish(self, session):
+        self.total = len(session.items)
+
+    def pytest_runtest_logstart(self, nodeid, location):
+        self.current = nodeid
+
+    def pytest_runtest_logfinish(self, nodeid, location):
+        import time
+
+        self.done += 1
+        self.current = None
+        if time.monotonic() - self.last >= PROGRESS_EVERY:
+            self.line(f"{self.done} of {self.total} tests done")
+
+    def pytest_unconfigure(self, config):
+        self.stop.set()
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config):
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not config.option.collectonly:
+        config.pluginmanager.register(_Progress(reporter), "hod-progress")

@@ -12,7 +12,7 @@ import os
 
 import numpy as np
 
-from hod_dynamics.friction import FrictionModel
+from hod_dynamics.algorithms.friction import FrictionModel
 from recordings import T0_NS, Recording
 
 HERE = os.path.dirname(os.path.abspath(__file__))

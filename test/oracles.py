@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.backend import numba_available
+from hod_dynamics.kernels.backend import numba_available
 
 # -- compute backends -----------------------------------------------------------------------------
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba not installed")

@@ -32,7 +32,7 @@ drivers. Two different runs of the same robot: two seeds.
 import numpy as np
 
 import hod_dynamics as hd
-from hod_dynamics.friction import FrictionModel
+from hod_dynamics.algorithms.friction import FrictionModel
 
 T0_NS = 1_700_000_000 * 10**9
 ENCODER_BITS = 20
@@ -135,9 +135,9 @@ class Recording:
         return np.r_[np.arange(self.duplicate + 1), np.arange(self.duplicate, len(self.t))]
 
     def stream(self, exact=False, effort=True, joints=None):
-        """The arm's messages as a :class:`~hod_dynamics.bag.JointStream` (``joints``: indices of the
+        """The arm's messages as a :class:`~hod_dynamics.recordings.bag_writer.JointStream` (``joints``: indices of the
         joints carried, default all)."""
-        from hod_dynamics.bag import JointStream
+        from hod_dynamics.recordings.bag_writer import JointStream
 
         cols = np.arange(self.model.n_dof) if joints is None else np.asarray(joints)
         rows = self._rows()
@@ -150,7 +150,7 @@ class Recording:
     def gripper_stream(self, rate=50.0, exact=False):
         """A gripper driver's messages (joints finger_left, finger_right at ``rate`` Hz, its own clock
         phase and jitter, over the recording's span)."""
-        from hod_dynamics.bag import JointStream
+        from hod_dynamics.recordings.bag_writer import JointStream
 
         rng = np.random.default_rng(self.seed + 1000)
         t = np.arange(0.0031, self.t[-1], 1.0 / rate)
@@ -166,7 +166,7 @@ class Recording:
         own grid: sampled ``offset`` periods after the arm's samples (at ``rate`` Hz, default the
         recording's), with its own drops, jitter and receive delays. Returns (JointStream, its
         sample times s)."""
-        from hod_dynamics.bag import JointStream
+        from hod_dynamics.recordings.bag_writer import JointStream
 
         rng = np.random.default_rng(self.seed + 2000)
         rate = self.rate if rate is None else rate
@@ -187,9 +187,9 @@ class Recording:
                            receive), t
 
     def states(self, exact=False, time_base="auto"):
-        """The :class:`~hod_dynamics.bag.JointStates` a bag of :meth:`write` reads back as (the
+        """The :class:`~hod_dynamics.recordings.bag.JointStates` a bag of :meth:`write` reads back as (the
         messages in receive order), without the bag."""
-        from hod_dynamics.bag import JointStates
+        from hod_dynamics.recordings.bag import JointStates
 
         s = self.stream(exact)
         order = np.argsort(s.receive_ns, kind="stable")
@@ -200,8 +200,8 @@ class Recording:
 
     def write(self, path, *, exact=False, effort=True, storage="mcap", streams=()):
         """Record the bag at ``path`` (jittered stamps, or ``exact`` grid stamps), with the
-        further ``streams`` (:class:`~hod_dynamics.bag.JointStream`) on the same topic; returns ``path``."""
-        from hod_dynamics.bag import write_joint_state_streams
+        further ``streams`` (:class:`~hod_dynamics.recordings.bag_writer.JointStream`) on the same topic; returns ``path``."""
+        from hod_dynamics.recordings.bag_writer import write_joint_state_streams
 
         write_joint_state_streams(path, [self.stream(exact, effort)] + list(streams), storage=storage)
         return path
@@ -217,8 +217,9 @@ def perturbed_model(model, fraction=0.3, seed=0):
     which some shipped inertias break by a fraction of a percent)."""
     from scipy.spatial.transform import Rotation
 
-    from hod_dynamics.inertia import com_form, inertial_parameters, parameters_from_inertia
-    from hod_dynamics.spatial import body_inertia
+    from hod_dynamics.model.inertia import com_form, parameters_from_inertia
+    from hod_dynamics.model.robot_model import inertial_parameters
+    from hod_dynamics.model.spatial import body_inertia
 
     rng = np.random.default_rng(seed)
     new = []

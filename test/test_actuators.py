@@ -8,11 +8,12 @@ import pytest
 
 import hod_dynamics as hd
 from hod_dynamics.errors import InputError
-from hod_dynamics.actuators import (AntagonisticExponential, CubicSpring, Rigid, SEA, VSA, load_actuators)
+from hod_dynamics.feedforward.actuators import (AntagonisticExponential, CubicSpring, Rigid, SEA, VSA,
+                                                load_actuators)
 
 from oracles import central_difference
 
-CONFIG = hd.robots.share_path("config")
+CONFIG = hd.model.robots.share_path("config")
 K_ROWS = 6
 
 
@@ -71,7 +72,7 @@ def test_cubic_spring_without_cubic_term_is_an_sea():
 
 
 def test_taylor_exp_matches_series():
-    from hod_dynamics.actuators import _exp
+    from hod_dynamics.feedforward.actuators import _exp
 
     # a(t) = 0.3 + 0.5 t - 0.2 t^2: exp(a) expanded about 0 up to t^5 (coefficients = derivatives / k!)
     a = np.array([0.3, 0.5, -0.2, 0.0, 0.0, 0.0])[:, None]

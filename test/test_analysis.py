@@ -6,8 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from hod_dynamics import analysis, cli
-from hod_dynamics.bag import read_joint_states
+from hod_dynamics.recordings import joint_fit
+from hod_dynamics.replay import analysis, report
+from hod_dynamics import cli
+from hod_dynamics.recordings.bag import read_joint_states
 from hod_dynamics.errors import InputError
 
 pytest.importorskip("rosbags")
@@ -107,7 +109,7 @@ def test_analyze_rejects_bad_input(panda_recording, panda_bags, iiwa):
 def test_segments_split_at_long_gaps_only():
     t = np.r_[np.arange(100), np.arange(103, 200), np.arange(250, 400), np.arange(411, 420)] * 0.005
     # the 3-period hole is bridged, the 50-period gap splits, the 9-sample tail joins its neighbour
-    assert analysis.fit_segments(t, 0.005) == [(0, 197), (197, 356)]
+    assert joint_fit.fit_segments(t, 0.005) == [(0, 197), (197, 356)]
 
 
 def test_columns_of_samples_csv_may_carry_units(panda_recording, panda_bags, tmp_path):
@@ -125,7 +127,7 @@ def test_columns_of_samples_csv_may_carry_units(panda_recording, panda_bags, tmp
 
 def test_a_continuous_joint_reported_wrapped_is_unwrapped_before_the_fit():
     import hod_dynamics as hd
-    from hod_dynamics.bag import JointStates
+    from hod_dynamics.recordings.bag import JointStates
     from test_friction import URDF
 
     model = hd.RobotModel.from_urdf(URDF.format(dyn1="", dyn2="", dyn3=""))
@@ -148,9 +150,9 @@ def test_samples_csv_without_pyarrow_holds_the_same_numbers(panda_recording, pan
     rec = panda_recording
     states = read_joint_states(str(panda_bags["mcap"]), None).select(0.0, 1.0)
     result = analysis.analyze_joint_states(rec.model, states, order=2)
-    arrow = analysis.write_samples_csv(result, str(tmp_path / "arrow.csv"), rows_per_write=100)
+    arrow = report.write_samples_csv(result, str(tmp_path / "arrow.csv"), rows_per_write=100)
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
-    plain = analysis.write_samples_csv(result, str(tmp_path / "plain.csv"), rows_per_write=100)
+    plain = report.write_samples_csv(result, str(tmp_path / "plain.csv"), rows_per_write=100)
     with open(arrow) as a, open(plain) as p:
         rows_a, rows_p = list(csv.reader(a)), list(csv.reader(p))
     assert rows_a[0] == rows_p[0] and len(rows_a) == len(rows_p) == len(result.t) + 1
@@ -190,7 +192,7 @@ def test_every_printed_note_is_in_summary_json_library_warnings_too(panda_record
     """A driver that publishes NaN for the effort of a joint without a torque sensor: the
     library warnings this raises are printed as notes, and summary.json's notes are the printed
     notes, in order."""
-    from hod_dynamics.bag import write_joint_states
+    from hod_dynamics.recordings.bag_writer import write_joint_states
 
     rec = panda_recording
     effort = rec.effort.copy()

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics import dispatch
-from hod_dynamics.backend import ENV_VAR, numba_available, resolve_backend
-from hod_dynamics.spatial import body_inertia, rotation_matrix, transform
+from hod_dynamics.algorithms import dispatch
+from hod_dynamics.kernels.backend import ENV_VAR, numba_available, resolve_backend
+from hod_dynamics.model.spatial import body_inertia, rotation_matrix, transform
 
 from oracles import BACKENDS, PinocchioRobot, needs_numba, random_urdf, rel_err
 
@@ -62,8 +62,8 @@ def test_numba_equals_numpy_far_along_continuous_joints_and_for_pitched_screws(r
     and cos, which hand over to libm beyond SINCOS_LIMIT rad; a screw with a pitch (which
     from_screws accepts) has no such frame and runs the general form. Both match numpy,
     in batches (lanes), a few samples and one sample."""
-    from hod_dynamics._llvm import SINCOS_LIMIT
-    from hod_dynamics._rnea_ir import geometry
+    from hod_dynamics.kernels.llvm import SINCOS_LIMIT
+    from hod_dynamics.kernels.rnea_ir import geometry
 
     assert SINCOS_LIMIT < 2e6  # the angles below reach beyond it
     tree = hd.RobotModel.from_urdf(random_urdf(8, 4))
@@ -226,9 +226,9 @@ def test_nan_broadcast_into_an_empty_batch_is_refused(backend, panda):
 def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
     """numba compiles one variant per argument type and a read-only array is its own type:
     read-only or broadcast inputs must not trigger a second compile (seconds, in a 1 kHz loop)."""
-    from hod_dynamics._llvm import run
-    from hod_dynamics._rnea_ir import run_gravity, run_one, run_state
-    from hod_dynamics.backend import partials_kernels
+    from hod_dynamics.kernels.llvm import run
+    from hod_dynamics.kernels.rnea_ir import run_gravity, run_one, run_state
+    from hod_dynamics.kernels.backend import partials_kernels
 
     jet = rng.uniform(-1, 1, (5, 7))
     hd.time_derivatives(panda, jet, 2, backend="numba")
@@ -263,7 +263,7 @@ def test_read_only_and_broadcast_inputs_reuse_the_compiled_kernels(panda, rng):
 def test_threads_split_large_batches_without_changing_a_bit(panda, rng, monkeypatch):
     """Large batches are shared among threads (the kernel releases the GIL): the chunks, their
     wrench blocks and a NaN in a later chunk behave exactly as in one thread."""
-    from hod_dynamics import backend
+    from hod_dynamics.kernels import backend
 
     batch = (2, 2600)  # 5200 samples: up to 5 chunks of >= MIN_CHUNK
     jets = rng.uniform(-1, 1, batch + (5, 7))
@@ -291,7 +291,7 @@ def test_a_forked_child_builds_its_own_thread_pool(panda, rng, monkeypatch):
     forever on its parent's (absent) workers."""
     import multiprocessing
 
-    from hod_dynamics import backend
+    from hod_dynamics.kernels import backend
 
     monkeypatch.setenv(backend.THREADS_ENV_VAR, "2")
     jets = rng.uniform(-1, 1, (4096, 5, 7))
@@ -315,7 +315,7 @@ import sys, warnings
 import numpy as np
 sys.modules["numba"] = None  # numba cannot be imported
 import hod_dynamics as hd
-from hod_dynamics.backend import NumbaUnavailableWarning
+from hod_dynamics.kernels.backend import NumbaUnavailableWarning
 model = hd.load_robot("iiwa14")
 jets = np.random.default_rng(0).uniform(-1, 1, (3, 5, 7))
 with warnings.catch_warnings(record=True) as caught:
@@ -323,7 +323,7 @@ with warnings.catch_warnings(record=True) as caught:
     auto = hd.time_derivatives(model, jets, 2)
     hd.inverse_dynamics(model, jets[:, 0], jets[:, 1], jets[:, 2])
     hd.id_partials(model, jets[:, 0], jets[:, 1], jets[:, 2])
-assert hd.backend.resolve_backend() == "numpy"
+assert hd.kernels.backend.resolve_backend() == "numpy"
 assert len(caught) == 1 and caught[0].category is NumbaUnavailableWarning, [str(w.message) for w in caught]
 print(caught[0].message)
 np.save(sys.argv[1], auto)
@@ -385,12 +385,12 @@ def test_kernels_cached_tells_whether_a_first_use_compiles(tmp_path, panda, rng)
     import subprocess
     import sys
 
-    from hod_dynamics import backend
-    from hod_dynamics.backend import kernels_cached
+    from hod_dynamics.kernels import backend
+    from hod_dynamics.kernels.backend import kernels_cached
 
     hd.time_derivatives(panda, rng.uniform(-1, 1, (2, 4, 7)), 1, backend="numba")
     assert kernels_cached("time_derivatives") is True and kernels_cached("rnea") is True
-    code = ("from hod_dynamics.backend import compile_notice, kernels_cached, KERNEL_GROUPS; "
+    code = ("from hod_dynamics.kernels.backend import compile_notice, kernels_cached, KERNEL_GROUPS; "
             "print(*[kernels_cached(g) for g in KERNEL_GROUPS]); print(compile_notice())")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT))
@@ -475,7 +475,7 @@ def test_first_call_of_each_kernel_announces_its_compile_once_before_compiling(t
     import subprocess
     import sys
 
-    from hod_dynamics import backend
+    from hod_dynamics.kernels import backend
 
     run = subprocess.run([sys.executable, "-c", _FIRST_CALLS], capture_output=True, text=True, timeout=300,
                          env=dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT))

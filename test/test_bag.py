@@ -5,7 +5,8 @@ import pytest
 
 import hod_dynamics as hd
 from hod_dynamics import cli
-from hod_dynamics.bag import read_derived_bag, read_joint_states, write_joint_states
+from hod_dynamics.recordings.bag_writer import read_derived_bag, write_joint_states
+from hod_dynamics.recordings.bag import read_joint_states
 
 pytest.importorskip("rosbags")
 
@@ -159,21 +160,21 @@ def test_help_explains_every_option():
 
 
 def test_derived_bag_written_in_blocks_reads_back_like_one_written_message_by_message(tmp_path, monkeypatch):
-    from hod_dynamics import bag
+    from hod_dynamics.recordings import bag_writer
 
     rng = np.random.default_rng(4)
     m, names = 9000, [f"j{i}" for i in range(3)]
     qjet, taujet = rng.standard_normal((m, 3, 3)), rng.standard_normal((m, 2, 3))
     stamps = 10**18 + np.arange(m) * 2_000_000 + rng.integers(0, 1000, m)
-    bag.write_derived_bag(tmp_path / "blocks.mcap", stamps, names, qjet, taujet)
+    bag_writer.write_derived_bag(tmp_path / "blocks.mcap", stamps, names, qjet, taujet)
 
     def one_by_one(self, conns, stamps_ns, rows, progress=None):
         for i in range(len(stamps_ns)):
             for conn, r in zip(conns, rows):
                 self.write_raw(conn, stamps_ns[i], r[i])
 
-    monkeypatch.setattr(bag._McapBag, "write_rows", one_by_one)
-    bag.write_derived_bag(tmp_path / "single.mcap", stamps, names, qjet, taujet)
+    monkeypatch.setattr(bag_writer._McapBag, "write_rows", one_by_one)
+    bag_writer.write_derived_bag(tmp_path / "single.mcap", stamps, names, qjet, taujet)
     fast, slow = read_derived_bag(tmp_path / "blocks.mcap"), read_derived_bag(tmp_path / "single.mcap")
     assert fast[0] == slow[0] == tuple(names)
     for a, b in zip(fast[1:], slow[1:]):
@@ -227,8 +228,8 @@ def test_arm_joints_from_two_drivers_are_aligned_on_one_time_base(tmp_path):
     # own drops, jitter and receive delays
     import json
 
-    from hod_dynamics.analysis import analyze_joint_states
-    from hod_dynamics.bag import write_joint_state_streams
+    from hod_dynamics.replay.analysis import analyze_joint_states
+    from hod_dynamics.recordings.bag_writer import write_joint_state_streams
     from recordings import Recording
 
     rec = Recording(seed=6, duration=20.0)
@@ -256,7 +257,7 @@ def test_arm_joints_from_two_drivers_are_aligned_on_one_time_base(tmp_path):
 
 
 def test_a_model_joint_no_message_carries_is_the_error_and_named(arm_and_gripper, tmp_path, capsys):
-    from hod_dynamics.bag import write_joint_state_streams
+    from hod_dynamics.recordings.bag_writer import write_joint_state_streams
 
     rec, _, _ = arm_and_gripper
     bag = write_joint_state_streams(tmp_path / "six", [rec.stream(joints=range(6)), rec.gripper_stream()])
@@ -266,7 +267,7 @@ def test_a_model_joint_no_message_carries_is_the_error_and_named(arm_and_gripper
 
 
 def test_messages_naming_the_same_joints_in_another_order_are_one_group(tmp_path):
-    from hod_dynamics.bag import JointStream, write_joint_state_streams
+    from hod_dynamics.recordings.bag_writer import JointStream, write_joint_state_streams
 
     t = np.arange(200) * 0.01
     q = np.column_stack([np.sin(t), np.cos(t)])

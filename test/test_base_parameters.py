@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.base_parameters import base_parameters, random_states, standard_names
+from hod_dynamics.identification.base_parameters import base_parameters, random_states, standard_names
 from oracles import erd_model, rel_err
 
 

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics import cli, paper_examples as paper
-from hod_dynamics.backend import resolve_backend
+from hod_dynamics import cli
+from hod_dynamics.model import paper_examples as paper
+from hod_dynamics.kernels.backend import resolve_backend
 
 
 def test_demo_writes_csv_and_plot_consistent_with_the_library(tmp_path, capsys):
@@ -175,10 +176,10 @@ def test_shipped_names_version_and_module_entry_point(capsys, iiwa):
     assert cli.main(["info", "iiwa14"]) == 0
     out = capsys.readouterr().out
     assert "iiwa14: 7 moving joints" in out and "units: position rad" in out
-    assert hd.actuators.load_actuators("actuators_sea", iiwa).elastic.any()
-    assert hd.robots.share_path("config", "actuators_sea") == hd.robots.share_path("config", "actuators_sea.yaml")
+    assert hd.feedforward.actuators.load_actuators("actuators_sea", iiwa).elastic.any()
+    assert hd.model.robots.share_path("config", "actuators_sea") == hd.model.robots.share_path("config", "actuators_sea.yaml")
     with pytest.raises(hd.InputError, match="no shipped config file 'nope'; available: .*actuators_sea"):
-        hd.robots.share_path("config", "nope")
+        hd.model.robots.share_path("config", "nope")
     proc = subprocess.run([sys.executable, "-m", "hod_dynamics", "--version"], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.strip() == f"hod-dynamics {hd.__version__}"
 

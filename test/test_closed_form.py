@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
-                                      gravity_derivatives, mass_matrix_derivatives)
-from hod_dynamics.spatial import body_inertia, transform
+from hod_dynamics.algorithms.closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
+                                                 gravity_derivatives, mass_matrix_derivatives)
+from hod_dynamics.model.spatial import body_inertia, transform
 
 from oracles import CENTRAL_7, pinocchio_robot, random_urdf, rel_err, sinusoid_jet
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.effort_trajectory import effort_trajectory, interpolation_error, point_times
-from hod_dynamics.reference_stream import hold_trajectory
+from hod_dynamics.feedforward.effort_trajectory import effort_trajectory, interpolation_error, point_times
+from hod_dynamics.feedforward.reference_stream import hold_trajectory
 
 
 def jtc_effort(t_points, effort, t):

@@ -38,7 +38,7 @@ def test_coriolis_matrix_is_the_passive_factorisation(panda):
     zero = np.zeros_like(Q)
     np.testing.assert_allclose(np.einsum("bij,bj->bi", C, QD),
                                hd.inverse_dynamics(panda, Q, QD, zero) - hd.gravity_torques(panda, Q), atol=1e-12)
-    Mdot = hd.closed_form.mass_matrix_derivatives(panda, np.stack([Q, QD], axis=-2), 1)[:, 1]
+    Mdot = hd.algorithms.closed_form.mass_matrix_derivatives(panda, np.stack([Q, QD], axis=-2), 1)[:, 1]
     S = Mdot - 2 * C
     np.testing.assert_allclose(S, -np.swapaxes(S, -1, -2), atol=1e-12)
 

@@ -8,7 +8,7 @@ import yaml
 import hod_dynamics as hd
 from hod_dynamics import cli
 from hod_dynamics.errors import InputError
-from hod_dynamics.excitation import _series_jet, optimise_excitation, write_waypoints
+from hod_dynamics.identification.excitation import _series_jet, optimise_excitation, write_waypoints
 
 
 def test_series_derivatives_are_exact_and_the_motion_starts_and_ends_at_rest(iiwa, rng):

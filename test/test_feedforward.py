@@ -8,8 +8,9 @@ from scipy.interpolate import make_interp_spline
 
 import hod_dynamics as hd
 from hod_dynamics.errors import TrajectoryError
-from hod_dynamics.trajectory_feedforward import feedforward
-from hod_dynamics.actuators import (ActuatorSet, AntagonisticExponential, CubicSpring, VSA, load_actuators)
+from hod_dynamics.feedforward.trajectory_feedforward import feedforward
+from hod_dynamics.feedforward.actuators import (ActuatorSet, AntagonisticExponential, CubicSpring, VSA,
+                                                load_actuators)
 
 from oracles import central_difference
 
@@ -177,18 +178,23 @@ def test_trajectory_not_smooth_enough(iiwa):
 
 
 def test_the_function_and_its_module_have_distinct_names(iiwa):
-    """``hod_dynamics.trajectory_feedforward.feedforward`` is the function (a module named like
-    the function was shadowed by it on import; the top-level ``hd.feedforward`` of earlier
-    releases is that function, with a deprecation warning), and a result prints its shapes,
-    not its arrays."""
+    """``hod_dynamics.feedforward.feedforward`` is the function, in the module
+    ``trajectory_feedforward`` of the feedforward wing; ``hd.feedforward`` is the wing, which
+    can still be called as the function of earlier releases (with a deprecation warning, the
+    same result), and a result prints its shapes, not its arrays."""
     import importlib
     import inspect
 
     from hod_dynamics.errors import HodDynamicsDeprecationWarning
 
-    module = importlib.import_module("hod_dynamics.trajectory_feedforward")
-    assert inspect.ismodule(hd.trajectory_feedforward) and inspect.isfunction(module.feedforward)
+    module = importlib.import_module("hod_dynamics.feedforward.trajectory_feedforward")
+    assert inspect.ismodule(hd.feedforward.trajectory_feedforward) and inspect.isfunction(module.feedforward)
+    assert hd.feedforward.feedforward is module.feedforward
+    t = np.linspace(0, 1, 101)
+    with pytest.warns(HodDynamicsDeprecationWarning, match=r"use hod_dynamics\.feedforward\.feedforward\(\.\.\.\)"):
+        old = hd.feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), t, 2)
+    np.testing.assert_array_equal(old.taujet, module.feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), t, 2).taujet)
     with pytest.warns(HodDynamicsDeprecationWarning):
-        assert hd.feedforward is module.feedforward and hd.save_csv is module.save_csv
+        assert hd.save_csv is module.save_csv
     text = repr(module.feedforward(iiwa, hd.load_trajectory("iiwa14_demo"), np.linspace(0, 1, 1001), 2))
     assert text.startswith("FeedforwardResult(1001 samples, t=0..1 s, 7 joints") and len(text) < 400, text

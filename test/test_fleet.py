@@ -1,4 +1,4 @@
-"""Many recordings (hod_dynamics.fleet, hod_dynamics.trends, hod-dynamics analyze-bags): generated
+"""Many recordings (hod_dynamics.fleet, hod_dynamics.fleet.trends, hod-dynamics analyze-bags): generated
 fleets of two real arm descriptions, analysed on a real Dask LocalCluster on loopback, in a
 local pool and in this process; workers killed mid-run; re-runs; Ctrl-C; friction drift."""
 
@@ -19,7 +19,8 @@ pytest.importorskip("distributed")
 pytest.importorskip("pandas")
 
 import hod_dynamics as hd  # noqa: E402
-from hod_dynamics import cli, fleet, trends  # noqa: E402
+from hod_dynamics import cli
+from hod_dynamics.fleet import run as fleet, trends  # noqa: E402
 
 from fleet_recordings import LWR4, drifting_fleet, fleet_recording  # noqa: E402
 
@@ -33,7 +34,7 @@ def fleet_bags(tmp_path_factory):
     """14 bags: 6 of the iiwa 14 and 5 of the LWR4+ (4 s at 100 Hz, one every other day), a
     truncated MCAP file, an empty bag (a JointState topic, no message) and a bag of the LWR4+
     named like the iiwa's (so analysed with a model whose joints it lacks)."""
-    from hod_dynamics.bag import write_joint_states
+    from hod_dynamics.recordings.bag_writer import write_joint_states
 
     root = tmp_path_factory.mktemp("fleet")
     paths = []

@@ -15,8 +15,8 @@ from scipy.linalg import expm
 from scipy.spatial.transform import Rotation
 
 import hod_dynamics as hd
-from hod_dynamics.floating import QUATERNION_TOLERANCE, integrate
-from hod_dynamics.spatial import Ad, ad, inverse, skew
+from hod_dynamics.algorithms.floating import QUATERNION_TOLERANCE, integrate
+from hod_dynamics.model.spatial import Ad, ad, inverse, skew
 from oracles import (BACKENDS, CENTRAL_7, ERD_ROBOTS, FloatingPinocchioRobot, erd_dir,
                      floating_pinocchio_robot, random_floating_state, random_urdf, rel_err,
                      sinusoid_jet)
@@ -341,7 +341,7 @@ def solo_walk_trajectory(model):
     pos = np.c_[0.05 * np.arange(5), rng.normal(scale=0.03, size=(5, 1)),
                 0.3 + 0.02 * rng.normal(size=5)]
     joints = np.tile([0.0, 0.8, -1.6], 4) + 0.3 * rng.normal(size=(5, 12))
-    names = hd.floating.BASE_COORDINATES + model.joint_names
+    names = hd.model.validation.BASE_COORDINATES + model.joint_names
     return hd.Trajectory.from_waypoints(names[::-1], times, np.c_[pos, quat, joints][:, ::-1],
                                         continuity=5)
 
@@ -363,7 +363,7 @@ def test_base_trajectory_gives_exact_twist_jets_and_feedforward():
     for k in range(1, 4):
         assert rel_err(vjet[3, k], fd[k - 1]) < 1e-8, k
     assert rel_err(vjet[:, :, 6:], traj.for_model(model).jet(t, 4)[:, 1:, 7:]) < 1e-15
-    result = hd.trajectory_feedforward.feedforward(model, traj, t, 2)
+    result = hd.feedforward.trajectory_feedforward.feedforward(model, traj, t, 2)
     full = hd.time_derivatives_floating(model, q, vjet, 2)
     assert rel_err(result.taujet, full[..., 6:]) < 1e-15
     assert rel_err(result.base_wrench, full[..., :6]) < 1e-15
@@ -371,7 +371,7 @@ def test_base_trajectory_gives_exact_twist_jets_and_feedforward():
     assert traj.check_limits(model, dt=0.05).n_samples > 0
     # series-elastic knees (ANYdrive-like): theta = q + tau / K on the joints
     sea = {"FL_KFE": {"type": "sea", "stiffness": 200.0, "motor_inertia": 0.01}}
-    ff = hd.trajectory_feedforward.feedforward(model, traj, t, 2, actuators=sea)
+    ff = hd.feedforward.trajectory_feedforward.feedforward(model, traj, t, 2, actuators=sea)
     k = model.joint_index("FL_KFE")
     assert rel_err(ff.thetajet[:, :3, k], ff.qjet[:, :3, k] + ff.taujet[:, :3, k] / 200.0) < 1e-14
     with pytest.raises(hd.TrajectoryError, match="base pose columns"):
@@ -412,7 +412,7 @@ def test_recorded_base_poses_with_sign_flips_fit_smoothly():
     quat[::3] *= -1
     pos = np.c_[0.1 * t, 0.05 * np.sin(t), 0.3 + 0 * t]
     joints = np.tile([0.0, 0.8, -1.6], (len(t), 4)) + 0.1 * np.sin(t)[:, None]
-    names = hd.floating.BASE_COORDINATES + model.joint_names
+    names = hd.model.validation.BASE_COORDINATES + model.joint_names
     traj = hd.Trajectory.from_samples(names, t, np.c_[pos, quat, joints], smoothing=0)
     te = t[50:150] + 0.005  # between the samples
     q, vjet = traj.floating_jet(model, te, 3)

@@ -5,7 +5,7 @@ import pytest
 
 import hod_dynamics as hd
 from hod_dynamics.errors import InputError, ModelError
-from hod_dynamics.friction import DEFAULT_VS, FrictionModel, load_friction, save_friction
+from hod_dynamics.algorithms.friction import DEFAULT_VS, FrictionModel, load_friction, save_friction
 
 from oracles import BACKENDS, CENTRAL_7, rel_err, sinusoid_jet
 
@@ -63,9 +63,9 @@ def test_feedforward_and_profile_add_the_friction(iiwa, tmp_path):
     friction = _friction(iiwa)
     path = save_friction(friction, tmp_path / "friction.yaml")
     t = np.linspace(traj.start, traj.end, 50)
-    rigid = hd.trajectory_feedforward.feedforward(iiwa, traj, t, 2)
+    rigid = hd.feedforward.trajectory_feedforward.feedforward(iiwa, traj, t, 2)
     for source in (friction, str(path), friction.to_mapping()):
-        with_f = hd.trajectory_feedforward.feedforward(iiwa, traj, t, 2, friction=source)
+        with_f = hd.feedforward.trajectory_feedforward.feedforward(iiwa, traj, t, 2, friction=source)
         np.testing.assert_allclose(with_f.taujet - rigid.taujet, friction.jet(rigid.qjet[:, 1:4]), atol=1e-9)
 
 

@@ -1,4 +1,4 @@
-"""The generated kernels (LLVM IR compiled at run time, hod_dynamics._rnea_ir and _partials_ir):
+"""The generated kernels (LLVM IR compiled at run time, hod_dynamics.kernels.rnea_ir and _partials_ir):
 every route of every entry point gives the numbers of the numpy reference and of Pinocchio, on
 trees with prismatic, fixed and oddly oriented joints; a batch fills vectors of eight samples,
 so batch sizes around multiples of eight; bad input is named; compiled code is cached on disk
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.backend import ENV_VAR, numba_available
+from hod_dynamics.kernels.backend import ENV_VAR, numba_available
 from oracles import PinocchioRobot, random_urdf, rel_err
 
 needs_numba = pytest.mark.skipif(not numba_available(), reason="numba is not installed")
@@ -116,7 +116,7 @@ def test_a_nan_is_named_on_every_route(panda, batch):
 def test_a_singular_mass_matrix_is_refused():
     """A joint whose link (and subtree) has no mass moves no mass: M is singular, on one sample
     and in a batch, as numpy's LU says too."""
-    from hod_dynamics.spatial import body_inertia, transform
+    from hod_dynamics.model.spatial import body_inertia, transform
 
     refs = [transform(np.eye(3), [0.0, 0.0, 0.3 * k]) for k in range(3)]
     inertias = [body_inertia(2.0, [0.1, 0, 0], np.diag([0.1, 0.2, 0.3])),
@@ -133,7 +133,7 @@ def test_a_singular_mass_matrix_is_refused():
 @needs_numba
 def test_threads_share_large_batches_of_inverse_dynamics(panda, monkeypatch):
     """Chunks on three threads give the bits of one thread (the state and gravity kernels)."""
-    from hod_dynamics import backend
+    from hod_dynamics.kernels import backend
 
     q, qd, qdd = np.random.default_rng(1).uniform(-1, 1, (3, 5000, 7))
     monkeypatch.setenv(backend.THREADS_ENV_VAR, "1")
@@ -146,7 +146,7 @@ def test_threads_share_large_batches_of_inverse_dynamics(panda, monkeypatch):
 
 _COLD = """
 import time, numpy as np, hod_dynamics as hd
-from hod_dynamics import _llvm
+from hod_dynamics.kernels import llvm as _llvm
 model = hd.load_robot("iiwa14")
 z = np.zeros(7)
 hd.time_derivatives(model, np.zeros((5, 7)), 2)

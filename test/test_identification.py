@@ -15,12 +15,12 @@ import pytest
 
 import hod_dynamics as hd
 from hod_dynamics import cli
-from hod_dynamics.analysis import analyze_joint_states
-from hod_dynamics.bag import read_joint_states
+from hod_dynamics.replay.analysis import analyze_joint_states
+from hod_dynamics.recordings.bag import read_joint_states
 from hod_dynamics.errors import InputError
-from hod_dynamics.friction import load_friction
-from hod_dynamics.identification import identify, residuals
-from hod_dynamics.regressors import friction_parameters
+from hod_dynamics.algorithms.friction import load_friction
+from hod_dynamics.identification.fit import identify, residuals
+from hod_dynamics.algorithms.regressors import friction_parameters
 from recordings import EFFORT_NOISE, Recording, perturbed_model
 
 pytest.importorskip("rosbags")
@@ -177,7 +177,7 @@ def test_command_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
 def test_a_gripper_on_the_topic_and_joints_from_two_drivers_are_read_as_analyze_bag_reads_them(runs, command, tmp_path):
     # run 1 with a gripper publishing its fingers on /joint_states; run 2 with joints 5-7 from
     # a second driver sampling 0.37 periods after the first
-    from hod_dynamics.bag import write_joint_state_streams
+    from hod_dynamics.recordings.bag_writer import write_joint_state_streams
 
     (rec1, _, _), (rec2, _, _) = runs
     shared = rec1.write(str(tmp_path / "shared.mcap"), streams=[rec1.gripper_stream(50.0)])

@@ -6,9 +6,11 @@ import pytest
 
 import hod_dynamics as hd
 from hod_dynamics.errors import InputError, ModelError
-from hod_dynamics.spatial import body_inertia
-from hod_dynamics.inertia import (com_form, consistency_margin, inertia_from_parameters, inertial_parameters,
-                                  parameters_from_inertia, parameters_from_pseudo_inertia, pseudo_inertia)
+from hod_dynamics.model.spatial import body_inertia
+from hod_dynamics.model.inertia import (com_form, consistency_margin, inertia_from_parameters,
+                                        parameters_from_inertia, parameters_from_pseudo_inertia,
+                                        pseudo_inertia)
+from hod_dynamics.model.robot_model import inertial_parameters
 from oracles import pinocchio_robot
 
 

@@ -8,8 +8,8 @@ is bench/bench_error_estimate.py; these are its corners."""
 import numpy as np
 import pytest
 
-from hod_dynamics.analysis import analyze_joint_states
-from hod_dynamics.joint_fit import fit_joint_states
+from hod_dynamics.replay.analysis import analyze_joint_states
+from hod_dynamics.recordings.joint_fit import fit_joint_states
 
 from recordings import Recording
 

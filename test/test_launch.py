@@ -75,7 +75,7 @@ def test_actuator_configs_load_for_the_shipped_robot():
     paths = glob.glob(os.path.join(ROOT, "config", "actuators_*.yaml"))
     assert len(paths) >= 2, "the shipped actuator configurations are missing"
     for path in paths:
-        assert hd.actuators.load_actuators(path, model).elastic.any(), path
+        assert hd.feedforward.actuators.load_actuators(path, model).elastic.any(), path
 
 
 def test_launch_descriptions_build_where_launch_ros_is_installed(monkeypatch):

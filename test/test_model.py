@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
-                                      gravity_derivatives, mass_matrix_derivatives)
-from hod_dynamics.spatial import body_inertia, rpy_matrix, transform
-from hod_dynamics.backend import numba_available
+from hod_dynamics.algorithms.closed_form import (coriolis_matrix_derivatives, external_wrench_derivatives,
+                                                 gravity_derivatives, mass_matrix_derivatives)
+from hod_dynamics.model.spatial import body_inertia, rpy_matrix, transform
+from hod_dynamics.kernels.backend import numba_available
 from oracles import rel_err
 
 BACKENDS_AVAILABLE = ["numpy"] + (["numba"] if numba_available() else [])
@@ -47,7 +47,7 @@ def test_from_screws_tree_with_offset_axis_screw(rng):
     screw = hd.RobotModel.from_screws([np.r_[e, np.cross(x, e)]], [np.eye(4)], [M])
     # same body, joint frame at x: B = translation(x) exp(..), body frame shifted by -x
     urdf_like = hd.RobotModel.from_screws([REV_Z], [transform(np.eye(3), x)],
-                                          [hd.spatial.transform_inertia(M, transform(np.eye(3), -x))])
+                                          [hd.model.spatial.transform_inertia(M, transform(np.eye(3), -x))])
     q, qd, qdd = rng.normal(size=(3, 5, 1))
     # twists are expressed in different body frames but joint torques must agree
     assert rel_err(hd.inverse_dynamics(screw, q, qd, qdd), hd.inverse_dynamics(urdf_like, q, qd, qdd)) < 1e-12
@@ -122,7 +122,7 @@ def test_per_model_cache_keeps_no_model_alive(planar_2r, rng):
     import gc
     import weakref
 
-    from hod_dynamics.model import per_model
+    from hod_dynamics.model.robot_model import per_model
 
     calls = []
 
@@ -131,7 +131,7 @@ def test_per_model_cache_keeps_no_model_alive(planar_2r, rng):
         calls.append(model.name)
         return model.n_dof
 
-    model = hd.RobotModel.from_urdf(hd.robots.robot_path("planar_2r"))
+    model = hd.RobotModel.from_urdf(hd.model.robots.robot_path("planar_2r"))
     assert derived(model) == derived(model) == 2 and len(calls) == 1
     ref = weakref.ref(model)
     del model
@@ -141,17 +141,17 @@ def test_per_model_cache_keeps_no_model_alive(planar_2r, rng):
 
 def test_check_state_broadcasts_and_names_the_bad_argument(iiwa):
     q = np.zeros(7)
-    out = hd.validation.check_state(iiwa, q=q, qd=np.ones((3, 7)))
+    out = hd.model.validation.check_state(iiwa, q=q, qd=np.ones((3, 7)))
     assert [a.shape for a in out] == [(3, 7), (3, 7)]
     assert out[0] is not q and np.shares_memory(out[0], q)
-    same = hd.validation.check_state(iiwa, q=q, qd=q)
+    same = hd.model.validation.check_state(iiwa, q=q, qd=q)
     assert same[0] is q  # already a float array of the common shape: no copy
     with pytest.raises(hd.InputError, match=r"qd holds a non-finite value at index \(1, 4\)"):
         bad = np.ones((2, 7))
         bad[1, 4] = np.nan
-        hd.validation.check_state(iiwa, q=q, qd=bad)
+        hd.model.validation.check_state(iiwa, q=q, qd=bad)
     with pytest.raises(hd.InputError, match="do not broadcast"):
-        hd.validation.check_state(iiwa, q=np.zeros((2, 7)), qd=np.zeros((3, 7)))
+        hd.model.validation.check_state(iiwa, q=np.zeros((2, 7)), qd=np.zeros((3, 7)))
 
 
 # -- zero degrees of freedom --------------------------------------------------------------------
@@ -181,8 +181,8 @@ def test_zero_dof_model_every_public_function_returns_empty_results(fixed_only):
             "external_wrench_derivatives": (external_wrench_derivatives(m, jet, 2,
                                                                         {"top": np.zeros(batch + (3, 6))}),
                                             batch + (3, 0)),
-            "id_partials_directional": (hd.id_partials_directional(m, z, z, z, z, z, z)[0], batch + (0, 0)),
-            "id_second_order_rate": (hd.id_second_order_rate(m, z, z, z, z), batch + (0,)),
+            "id_partials_directional": (hd.algorithms.id_partials_directional(m, z, z, z, z, z, z)[0], batch + (0, 0)),
+            "id_second_order_rate": (hd.algorithms.id_second_order_rate(m, z, z, z, z), batch + (0,)),
         }
         for backend in BACKENDS_AVAILABLE:
             results[f"time_derivatives {backend}"] = (hd.time_derivatives(m, jet, 2, backend=backend), batch + (3, 0))
@@ -237,7 +237,7 @@ def test_foreign_input_is_refused_with_an_input_error_naming_the_argument(iiwa):
 
 
 def test_trajectory_jet_beyond_the_spline_degree_is_a_trajectory_error():
-    traj = hd.load_trajectory(hd.trajectory.shipped_trajectories()[0])
+    traj = hd.load_trajectory(hd.feedforward.trajectory.shipped_trajectories()[0])
     k = traj.spline.k
     with pytest.warns(hd.HodDynamicsWarning, match=rf"n_derivatives={k} exceeds the continuity"):
         assert traj.jet(0.5, k).shape == (k + 1, traj.n_joints)

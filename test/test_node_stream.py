@@ -13,7 +13,7 @@ from ros_harness import LATCHED, context, feedforward_node, harness, wait_for  #
 
 import hod_dynamics as hd  # noqa: E402
 from hod_dynamics.ros.conversions import profile_message_bytes, to_seconds, trajectory_msg  # noqa: E402
-from hod_dynamics.trajectory_feedforward import profile_file_bytes  # noqa: E402
+from hod_dynamics.feedforward.trajectory_feedforward import profile_file_bytes  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rosgraph_msgs.msg import Clock  # noqa: E402

@@ -37,9 +37,9 @@ def test_config_is_at_the_top_level_beside_launch():
     copies = [p for name in shipped for p in glob.glob(os.path.join(ROOT, "hod_dynamics", "**", name), recursive=True)]
     assert not copies, f"a second copy of the configurations: {copies}"
     # run from the source tree, the library finds them there
-    assert os.path.realpath(hd.robots.share_path("config")) == os.path.realpath(os.path.join(ROOT, "config"))
+    assert os.path.realpath(hd.model.robots.share_path("config")) == os.path.realpath(os.path.join(ROOT, "config"))
 
-SEA_JOINTS = int(hd.actuators.load_actuators("actuators_sea", hd.load_robot("iiwa14")).elastic.sum())
+SEA_JOINTS = int(hd.feedforward.actuators.load_actuators("actuators_sea", hd.load_robot("iiwa14")).elastic.sum())
 
 
 def _share_path_seen_by(python, cwd, env):
@@ -47,8 +47,8 @@ def _share_path_seen_by(python, cwd, env):
     in a fresh interpreter outside the source tree, without AMENT_PREFIX_PATH."""
     env = {k: v for k, v in env.items() if k != "AMENT_PREFIX_PATH"}
     code = ("import hod_dynamics as hd; m = hd.load_robot('iiwa14'); "
-            "print(hd.__file__); print(hd.robots.share_path('config')); "
-            "print(int(hd.actuators.load_actuators('actuators_sea', m).elastic.sum()))")
+            "print(hd.__file__); print(hd.model.robots.share_path('config')); "
+            "print(int(hd.feedforward.actuators.load_actuators('actuators_sea', m).elastic.sum()))")
     run = subprocess.run([python, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     return run.stdout.split()

@@ -119,7 +119,7 @@ def test_directional_equals_contracted_tensors(random_tree):
     rng = np.random.default_rng(2)
     q, qd, qdd, dq, dqd, dqdd = rng.uniform(-1, 1, (6, 3, model.n_dof))
     d2qq, d2vv, d2qv, dMdq = hd.id_second_partials(model, q, qd, qdd)
-    DTq, DTv, DM = hd.id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd)
+    DTq, DTv, DM = hd.algorithms.id_partials_directional(model, q, qd, qdd, dq, dqd, dqdd)
     ein = np.einsum
     assert rel_err(DTq, ein("bijk,bk->bij", d2qq, dq) + ein("bijk,bk->bij", d2qv, dqd)
                    + ein("bikj,bk->bij", dMdq, dqdd)) < 1e-12
@@ -145,7 +145,7 @@ def _check_rebuild(model):
               + mv(Tq, qdd) + mv(Tv, q3) + mv(M, q4))
     assert rel_err(tau_dd, ref[:, 2]) < 1e-10
     # from the O(n^2) directional route
-    fast = hd.id_second_order_rate(model, q, qd, qdd, q3) + mv(Tq, qdd) + mv(Tv, q3) + mv(M, q4)
+    fast = hd.algorithms.id_second_order_rate(model, q, qd, qdd, q3) + mv(Tq, qdd) + mv(Tv, q3) + mv(M, q4)
     assert rel_err(fast, ref[:, 2]) < 1e-10
 
 
@@ -199,7 +199,7 @@ def test_non_finite_named_in_the_callers_batch_shape(func, backend, panda):
 
 def test_second_order_blocks_agree(panda, monkeypatch):
     """Large batches run in blocks; the blocked result equals the one-block result."""
-    import hod_dynamics.second_partials as second_partials
+    import hod_dynamics.algorithms.second_partials as second_partials
 
     q, qd, qdd = _states(panda, 5, seed=9)
     whole = hd.id_second_partials(panda, q, qd, qdd)
@@ -264,7 +264,7 @@ def test_second_partials_data_equals_fresh_tensors(random_tree, backend):
     one sample and for a batch shape."""
     model = _branched_tree_with_zeros(random_tree)
     n = model.n_dof
-    data = hd.SecondPartialsData(model)
+    data = hd.algorithms.SecondPartialsData(model)
     states = _states(model, 4, seed=5)
     first = None
     for s in range(4):
@@ -276,7 +276,7 @@ def test_second_partials_data_equals_fresh_tensors(random_tree, backend):
         assert not any(t.flags.writeable for t in got)
         for a, b in zip(got, hd.id_second_partials(model, q, qd, qdd, backend=backend)):
             np.testing.assert_array_equal(a, b)
-    batch = hd.SecondPartialsData(model, batch_shape=(2, 2))
+    batch = hd.algorithms.SecondPartialsData(model, batch_shape=(2, 2))
     shaped = [a.reshape(2, 2, n) for a in states]
     got = hd.id_second_partials(model, *shaped, backend=backend, out=batch)
     assert [t.shape for t in got] == [(2, 2, n, n, n)] * 4
@@ -289,7 +289,7 @@ def test_second_partials_data_matches_fd_of_pinocchio_talos():
     """TALOS (93 % of its 131,072 entries structurally zero) through a SecondPartialsData,
     against central differences of Pinocchio's first-order partials, twice in a row."""
     model, pr = pinocchio_robot("talos")
-    data = hd.SecondPartialsData(model)
+    data = hd.algorithms.SecondPartialsData(model)
     states = _states(model, 2, seed=17)
     for s in range(2):
         q, qd, qdd = (a[s] for a in states)
@@ -305,7 +305,7 @@ def test_second_partials_data_bad_input_loses_nothing(panda, backend):
     of the last good call; a model of another tree, a floating model and a malformed batch
     shape are refused when the data is used or made; a model of the same tree (a second load
     of the robot, another robot) is served."""
-    data = hd.SecondPartialsData(panda)
+    data = hd.algorithms.SecondPartialsData(panda)
     q, qd, qdd = (a[0] for a in _states(panda, 1, seed=3))
     kept = [t.copy() for t in hd.id_second_partials(panda, q, qd, qdd, backend=backend, out=data)]
     bad = qd.copy()
@@ -317,7 +317,7 @@ def test_second_partials_data_bad_input_loses_nothing(panda, backend):
             hd.id_second_partials(panda, *args, backend=backend, out=data)
         for a, b in zip(data.tensors, kept):
             np.testing.assert_array_equal(a, b)
-    batch = hd.SecondPartialsData(panda, batch_shape=(3,))
+    batch = hd.algorithms.SecondPartialsData(panda, batch_shape=(3,))
     states = _states(panda, 3, seed=4)
     before = [t.copy() for t in hd.id_second_partials(panda, *states, backend=backend, out=batch)]
     late = states + 0.25  # other states, but the last sample's qdd holds an infinity: the
@@ -342,12 +342,12 @@ def test_second_partials_data_bad_input_loses_nothing(panda, backend):
         hd.id_second_partials(hd.load_robot("planar_2r"), q[:2], qd[:2], qdd[:2], backend=backend,
                               out=data)
     with pytest.raises(hd.InputError, match="floating-base"):
-        hd.SecondPartialsData(hd.RobotModel.from_urdf(erd_path("solo12"), floating_base=True))
+        hd.algorithms.SecondPartialsData(hd.RobotModel.from_urdf(erd_path("solo12"), floating_base=True))
     for shape in ((-1,), "ab", 3, (2.5,), (True,)):
         with pytest.raises(hd.InputError, match="batch_shape must be a tuple"):
-            hd.SecondPartialsData(panda, batch_shape=shape)
+            hd.algorithms.SecondPartialsData(panda, batch_shape=shape)
     with pytest.raises(hd.InputError, match="model must be a hod_dynamics RobotModel"):
-        hd.SecondPartialsData("panda")
+        hd.algorithms.SecondPartialsData("panda")
 
 
 @needs_numba
@@ -356,7 +356,7 @@ def test_second_partials_one_sample_path_compiles_nothing_new(panda):
     numba's dispatch checks their types: read-only, strided, float32, integer, list and
     subclass inputs, and float32 or strided out arrays, give the numbers of the common call
     (or its error) and never make numba compile another variant (seconds in a control loop)."""
-    from hod_dynamics.backend import partials_kernels
+    from hod_dynamics.kernels.backend import partials_kernels
 
     q, qd, qdd = (a[0] for a in _states(panda, 1, seed=8))
     expected = hd.id_second_partials(panda, q, qd, qdd)
@@ -392,7 +392,7 @@ def test_second_partials_from_threads_at_once(random_tree):
     expected = [hd.id_second_partials(model, *(a[s] for a in states)) for s in range(6)]
 
     def worker(s):
-        data = hd.SecondPartialsData(model)
+        data = hd.algorithms.SecondPartialsData(model)
         for _ in range(30):
             for t in (s, (s + 3) % 6):
                 args = [a[t] for a in states]
@@ -412,7 +412,7 @@ def test_second_partials_inputs_that_are_views_of_out(backend, monkeypatch):
     is written: the same numbers as from separate inputs, one sample and a batch (a batch's
     later samples, or the numpy path's later blocks, would otherwise be read after the
     earlier ones overwrote them)."""
-    import hod_dynamics.second_partials as second_partials
+    import hod_dynamics.algorithms.second_partials as second_partials
 
     model = hd.load_robot("iiwa14")
     monkeypatch.setattr(second_partials, "_SECOND_ORDER_BLOCK", 7 ** 3)  # numpy: blocks of 1 sample
@@ -470,7 +470,7 @@ def test_second_partials_data_after_numpy_then_numba(random_tree):
     states = _states(model, 6, seed=13)
     for batch, pick in (((), lambda s: [a[s] for a in states]),
                         ((2,), lambda s: [a[2 * (s % 2):2 * (s % 2) + 2] for a in states])):
-        data = hd.SecondPartialsData(model, batch_shape=batch)
+        data = hd.algorithms.SecondPartialsData(model, batch_shape=batch)
         for s, backend in enumerate(("numpy", "numpy", "numba", "numpy", "numba", "numba")):
             got = hd.id_second_partials(model, *pick(s), backend=backend, out=data)
             fresh = hd.id_second_partials(model, *pick(s), backend=backend)

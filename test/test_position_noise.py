@@ -4,8 +4,8 @@ before the count, synthetic recording errors like the real ones."""
 import numpy as np
 import pytest
 
-from hod_dynamics.position_noise import PositionNoise, encoder_step, estimate_noise
-from hod_dynamics.smoothing import noise_level, smooth_padded
+from hod_dynamics.recordings.position_noise import PositionNoise, encoder_step, estimate_noise
+from hod_dynamics.recordings.smoothing import noise_level, smooth_padded
 
 
 def _motion(t):

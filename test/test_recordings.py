@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from hod_dynamics import cli
-from hod_dynamics.analysis import analyze_joint_states
-from hod_dynamics.bag import read_joint_states
-from hod_dynamics.friction import load_friction
+from hod_dynamics.replay.analysis import analyze_joint_states
+from hod_dynamics.recordings.bag import read_joint_states
+from hod_dynamics.algorithms.friction import load_friction
 
 from recordings import EFFORT_NOISE, Recording
 from test_analysis import _columns
@@ -176,7 +176,7 @@ def test_a_step_of_the_recording_clock_moves_no_sample(tmp_path):
 def test_messages_received_out_of_stamp_order_give_the_same_torques(tmp_path, capsys):
     # at 1 kHz the recording PC's receive delay (0.2 ms + exponential, mean 0.3 ms) exceeds a
     # period now and then: the bag holds those messages after later-stamped ones
-    from hod_dynamics.bag import write_joint_state_streams
+    from hod_dynamics.recordings.bag_writer import write_joint_state_streams
     from dataclasses import replace
 
     rec = Recording(seed=3, rate=1000.0, duration=20.0)

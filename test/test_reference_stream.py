@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.actuators import load_actuators
-from hod_dynamics.reference_stream import ReferenceStream, hold_trajectory
-from hod_dynamics.trajectory_feedforward import feedforward
+from hod_dynamics.feedforward.actuators import load_actuators
+from hod_dynamics.feedforward.reference_stream import ReferenceStream, hold_trajectory
+from hod_dynamics.feedforward.trajectory_feedforward import feedforward
 
 MS = 1_000_000  # ns
 S = 1_000_000_000
@@ -213,7 +213,7 @@ def test_a_clock_gone_back_restarts_the_stream_at_the_reference(stream, iiwa):
 
 
 def test_samples_come_from_chunks_computed_ahead(iiwa, monkeypatch):
-    import hod_dynamics.reference_stream as rs
+    import hod_dynamics.feedforward.reference_stream as rs
 
     s = ReferenceStream(0.01, 2, chunk_seconds=0.05)  # 5 samples per chunk
     s.set_model(iiwa)

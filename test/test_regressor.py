@@ -9,8 +9,9 @@ import pytest
 
 import hod_dynamics as hd
 from hod_dynamics.errors import InputError
-from hod_dynamics.friction import FrictionModel
-from hod_dynamics.regressors import friction_parameters, n_columns, regressor_time_derivatives_floating
+from hod_dynamics.algorithms.friction import FrictionModel
+from hod_dynamics.algorithms.regressors import (friction_parameters, n_columns,
+                                                regressor_time_derivatives_floating)
 from oracles import (BACKENDS, CENTRAL_7, PinocchioRobot, erd_path, floating_pinocchio_robot,
                      pinocchio_robot, random_floating_state, random_urdf, rel_err, sinusoid_jet)
 

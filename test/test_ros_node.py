@@ -14,8 +14,8 @@ from ros_harness import (LATCHED, context, feedforward_node, harness, installed_
                          start_process, wait_for)
 
 import hod_dynamics as hd  # noqa: E402
-from hod_dynamics.trajectory_feedforward import feedforward  # noqa: E402
-from hod_dynamics.actuators import load_actuators  # noqa: E402
+from hod_dynamics.feedforward.trajectory_feedforward import feedforward  # noqa: E402
+from hod_dynamics.feedforward.actuators import load_actuators  # noqa: E402
 from hod_dynamics.ros.conversions import array_from_multiarray, to_seconds, trajectory_msg  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
@@ -319,7 +319,7 @@ def test_demo_publisher_drives_the_elastic_demo(harness):
     """What demo.launch.py starts: shipped iiwa, SEA config, shipped demo trajectory."""
     from hod_dynamics.ros.demo_trajectory_publisher import DemoTrajectoryPublisher
 
-    config = hd.robots.share_path("config", "actuators_sea")
+    config = hd.model.robots.share_path("config", "actuators_sea")
     node = make_node(harness, actuators=config, publish_rate=50.0)
     motor = harness.collect(JointTrajectory, f"{NS}/motor_reference")
     demo = harness.add(DemoTrajectoryPublisher(context=harness.context))

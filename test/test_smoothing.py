@@ -4,7 +4,7 @@ recording's fourth derivative needs, holes filled, levels that move continuously
 import numpy as np
 import pytest
 
-from hod_dynamics.smoothing import Smoother, choose_level, on_grid, smooth
+from hod_dynamics.recordings.smoothing import Smoother, choose_level, on_grid, smooth
 
 H = 1e-3
 FREQ = np.array([0.3, 0.9, 2.0])

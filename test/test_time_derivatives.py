@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.paper_examples import IIWA_WRENCH_LINK, gaz_trajectory_jet, iiwa_wrench_jet
+from hod_dynamics.model.paper_examples import IIWA_WRENCH_LINK, gaz_trajectory_jet, iiwa_wrench_jet
 from oracles import (CENTRAL_7, PinocchioRobot, chain_urdf, pinocchio_robot, rel_err,
                      sinusoid_jet)
 
@@ -162,7 +162,7 @@ def test_wrenches_match_pinocchio_and_finite_differences(robot, links, method, i
     for kk in range(1, order + 1):
         assert rel_err(ours[3, kk], fd[kk - 1]) < 1e-8, kk
     # the wrench term alone, from the public closed-form piece
-    q_ext = hd.closed_form.external_wrench_derivatives(model, jets, order, wrenches)
+    q_ext = hd.algorithms.closed_form.external_wrench_derivatives(model, jets, order, wrenches)
     free = hd.time_derivatives(model, jets, order, method=method)
     assert rel_err(free + q_ext, ours) < 1e-12
 

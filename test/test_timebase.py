@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from hod_dynamics.errors import InputError
-from hod_dynamics.timebase import resolve_time_base
+from hod_dynamics.recordings.timebase import resolve_time_base
 
 P_NS = 5_000_000   # 200 Hz
 

@@ -137,7 +137,7 @@ def test_smoothing_fit_of_noisy_samples():
 
 
 def test_noise_estimate():
-    from hod_dynamics.trajectory import noise_std
+    from hod_dynamics.feedforward.trajectory import noise_std
 
     rng = np.random.default_rng(3)
     t = np.linspace(0, 4, 2001)
@@ -210,7 +210,7 @@ def test_for_model_maps_message_order_to_model_order(iiwa, rng):
 
 # -- limits ---------------------------------------------------------------------------------------
 def test_shipped_demo_trajectory_is_within_the_iiwa_limits(iiwa):
-    assert "iiwa14_demo" in hd.trajectory.shipped_trajectories()
+    assert "iiwa14_demo" in hd.feedforward.trajectory.shipped_trajectories()
     traj = hd.load_trajectory("iiwa14_demo")
     report = traj.check_limits(iiwa)
     assert report.ok, str(report)

@@ -159,8 +159,8 @@ def test_a_robot_without_moving_joints_gives_a_zero_dof_model():
     for model in (fixed, locked):
         assert model.n_dof == 0 and model.joint_names == () and model.screws.shape == (0, 6)
         assert model.inertias.shape == (0, 6, 6) and model.frame("a").body == -1
-    np.testing.assert_allclose(locked.frame("a").pose[:3, :3], hd.spatial.rpy_matrix([0.3, -0.2, 0.1]) @
-                               hd.spatial.rpy_matrix([0, 0, 0.3]), atol=1e-15)
+    np.testing.assert_allclose(locked.frame("a").pose[:3, :3], hd.model.spatial.rpy_matrix([0.3, -0.2, 0.1]) @
+                               hd.model.spatial.rpy_matrix([0, 0, 0.3]), atol=1e-15)
 
 
 def test_xml_that_is_not_a_robot_is_refused():

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.urdf_schema import SCHEMA, misspelling_of
+from hod_dynamics.model.urdf_schema import SCHEMA, misspelling_of
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "urdf_corpus")
 FULL = os.path.join(CORPUS, "urdfdom", "full_robot_v1_0.urdf")  # urdfdom's every-feature test robot

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics.friction import FrictionModel
-from hod_dynamics.urdf_writer import identified_urdf, locked_parts
+from hod_dynamics.algorithms.friction import FrictionModel
+from hod_dynamics.model.urdf_writer import identified_urdf, locked_parts
 from oracles import ERD_ROBOTS, erd_path
 from recordings import perturbed_model
 

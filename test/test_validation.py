@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import hod_dynamics as hd
-from hod_dynamics import validation
-from hod_dynamics.trajectory_feedforward import feedforward
+from hod_dynamics import arrays
+from hod_dynamics.model import validation
+from hod_dynamics.feedforward.trajectory_feedforward import feedforward
 
 
 @pytest.fixture(scope="module")
@@ -21,9 +22,9 @@ def test_every_fixed_base_function_refuses_a_floating_model_with_one_message(sol
         "coriolis_matrix": lambda: hd.coriolis_matrix(solo, q, v),
         "frame_pose/frame_jacobian": lambda: hd.frame_pose(solo, q, solo.root_link),
         "id_second_partials": lambda: hd.id_second_partials(solo, q, v, v, backend="numpy"),
-        "id_partials_directional": lambda: hd.id_partials_directional(solo, *[joints] * 6),
-        "id_second_order_rate": lambda: hd.id_second_order_rate(solo, *[joints] * 4),
-        "SecondPartialsData": lambda: hd.SecondPartialsData(solo),
+        "id_partials_directional": lambda: hd.algorithms.id_partials_directional(solo, *[joints] * 6),
+        "id_second_order_rate": lambda: hd.algorithms.id_second_order_rate(solo, *[joints] * 4),
+        "SecondPartialsData": lambda: hd.algorithms.SecondPartialsData(solo),
         "regressor_time_derivatives": lambda: hd.regressor_time_derivatives(solo, np.zeros((3, solo.n_dof)), 0),
     }
     for what, call in calls.items():
@@ -66,18 +67,18 @@ def test_trajectory_integers_follow_the_same_rule_with_a_trajectory_error():
 
 def test_a_bounded_integer_names_its_few_values_and_the_reason():
     with pytest.raises(hd.InputError, match=r"^order must be 0, 1 or 2, got 3: because$"):
-        validation.whole_number("order", 3, 0, 2, why="because")
+        arrays.whole_number("order", 3, 0, 2, why="because")
     with pytest.raises(hd.InputError, match=r"^k must be an integer in \[0, 8\], got 9$"):
-        validation.whole_number("k", 9, 0, 8)
-    assert validation.whole_number("k", np.int64(4), 0, 8) == 4
-    assert type(validation.whole_number("k", np.int64(4))) is int
+        arrays.whole_number("k", 9, 0, 8)
+    assert arrays.whole_number("k", np.int64(4), 0, 8) == 4
+    assert type(arrays.whole_number("k", np.int64(4))) is int
 
 
 @pytest.mark.parametrize("shape", [(-1,), "ab", 3, (2.5,), (True,), (np.bool_(True),)])
 def test_a_batch_shape_is_a_tuple_of_whole_numbers(shape):
     with pytest.raises(hd.InputError, match=r"^batch_shape must be a tuple of whole numbers >= 0, got "):
-        validation.check_batch_shape(shape)
-    assert validation.check_batch_shape((np.int64(2), 3)) == (2, 3)
+        arrays.check_batch_shape(shape)
+    assert arrays.check_batch_shape((np.int64(2), 3)) == (2, 3)
 
 
 def test_a_jet_names_the_derivative_row_and_joint_of_a_non_finite_value(iiwa):
@@ -106,15 +107,15 @@ def test_a_floating_configuration_names_the_base_coordinate_and_the_sample(solo)
 
 def test_result_arrays_are_refused_with_every_fault_named():
     shape = (2, 2)
-    assert validation.out_fault(np.zeros(shape), shape) == ""
-    fault = validation.out_fault(np.zeros((2, 3), dtype=np.float32)[:, :2], shape)
+    assert arrays.out_fault(np.zeros(shape), shape) == ""
+    fault = arrays.out_fault(np.zeros((2, 3), dtype=np.float32)[:, :2], shape)
     assert fault == "dtype float32, an array that is not C-contiguous"
     with pytest.raises(hd.InputError, match=r"^out must be a tuple of 2 arrays \(a, b\) or a thing, got list"):
-        validation.check_out([np.zeros(shape)], shape, ("a", "b"), "a thing")
+        arrays.check_out([np.zeros(shape)], shape, ("a", "b"), "a thing")
     with pytest.raises(hd.InputError, match=r"^out\[1\] must be .* got a read-only array"):
         frozen = np.zeros(shape)
         frozen.flags.writeable = False
-        validation.check_out((np.zeros(shape), frozen), shape, ("a", "b"))
+        arrays.check_out((np.zeros(shape), frozen), shape, ("a", "b"))
 
 
 def test_a_compiled_kernels_nan_is_named_by_the_same_check(iiwa):
@@ -128,7 +129,7 @@ def test_a_compiled_kernels_nan_is_named_by_the_same_check(iiwa):
 # -- odd input that used to pass without a word ----------------------------------------------------
 def test_text_is_refused_where_numbers_go_naming_the_argument(iiwa, solo):
     """float("0") reads text as a number: a column read as strings would pass unnoticed."""
-    from hod_dynamics.trajectory import load_trajectory
+    from hod_dynamics.feedforward.trajectory import load_trajectory
 
     zero = np.zeros(7)
     texts = {"q": lambda: hd.inverse_dynamics(iiwa, ["0"] * 7, zero, zero),
@@ -153,7 +154,7 @@ def test_a_batch_that_cannot_fit_in_memory_is_refused_before_allocating(iiwa):
     """10^12 samples (broadcast views cost nothing; no computer holds their result): the
     package's error with the estimate and the largest batch that fits, not numpy's MemoryError
     midway (nor a scan of the values first)."""
-    from hod_dynamics.trajectory import load_trajectory
+    from hod_dynamics.feedforward.trajectory import load_trajectory
 
     many = np.broadcast_to(np.zeros(7), (10**12, 7))
     calls = {"inverse_dynamics": lambda: hd.inverse_dynamics(iiwa, many, many, many),
@@ -173,7 +174,7 @@ def test_a_batch_that_cannot_fit_in_memory_is_refused_before_allocating(iiwa):
 def test_derivatives_above_a_trajectorys_continuity_come_with_a_warning():
     import warnings
 
-    from hod_dynamics.trajectory import Trajectory
+    from hod_dynamics.feedforward.trajectory import Trajectory
 
     traj = Trajectory.from_waypoints(["a", "b"], [0.0, 1.0, 2.0], [[0, 0], [1, 2], [0, 1]], continuity=4)
     t = np.linspace(0.0, 2.0, 11)

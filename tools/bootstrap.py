@@ -2,7 +2,8 @@
 """Set up the project's .venv and run a job in it: the README's two commands.
 
     python3 tools/bootstrap.py demo [ARGS...]   # install ".[ros]", run `hod-dynamics demo ARGS`
-    python3 tools/bootstrap.py test [ARGS...]   # install ".[all]", run pytest ARGS (the whole suite)
+    python3 tools/bootstrap.py test [ARGS...]   # install ".[all]", run pytest ARGS (the whole suite,
+                                                # its 25 slowest tests listed at the end)
 
 Needs only Python 3.10+. When the interpreter's venv module has no ensurepip (Debian/Ubuntu
 without python3-venv), the venv is created without pip and pip is bootstrapped from the
@@ -156,8 +157,9 @@ def main(argv):
     ensure_venv(EXTRAS[job])
     if job == "demo":
         cmd = [os.path.join(VENV, "bin", "hod-dynamics"), "demo"] + args
-    else:
-        cmd = [PY, "-m", "pytest"] + args
+    else:  # the 25 slowest tests listed at the end, unless the arguments choose
+        durations = [] if any(a.startswith("--durations") for a in args) else ["--durations=25"]
+        cmd = [PY, "-m", "pytest"] + durations + args
     print("+", " ".join(cmd), flush=True)
     return subprocess.run(cmd, cwd=ROOT, env=job_env()).returncode
 

@@ -14,7 +14,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..errors import TrajectoryError
-from ..msgfields import NS_PER_S, multiarray_dims, seconds_to_ns, split_ns, stamp_ns
+from ..recordings.msgfields import NS_PER_S, multiarray_dims, seconds_to_ns, split_ns, stamp_ns
 
 
 def to_seconds(stamp):
@@ -114,7 +114,7 @@ def trajectory_msg(joint_names, times, positions, velocities=None, accelerations
 
 
 def effort_trajectory_msgs(points, header):
-    """(JointTrajectory, Float64MultiArray) of an :class:`~hod_dynamics.effort_trajectory.EffortTrajectory`:
+    """(JointTrajectory, Float64MultiArray) of an :class:`~hod_dynamics.feedforward.effort_trajectory.EffortTrajectory`:
     the points with positions, velocities, accelerations and effort = tau, under ``header``
     (the stamp of the trajectory they resample); and tau^(1..order) at the same points, dims
     ``sample`` x ``order`` x ``joint``."""

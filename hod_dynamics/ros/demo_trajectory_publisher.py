@@ -11,7 +11,7 @@ from rclpy.node import Node
 from trajectory_msgs.msg import JointTrajectory
 
 from ..errors import HodDynamicsError
-from ..trajectory import load_trajectory
+from ..feedforward.trajectory import load_trajectory
 from .conversions import trajectory_msg
 from .parameters import Spec, declare, value_of
 from .process import StartupError, exit_process, run

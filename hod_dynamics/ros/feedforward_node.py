@@ -20,8 +20,8 @@ Interface (``~`` = the node's namespace, see doc/ros2_interface.md for types and
 The node is a shell: its scheduling rules (start stamps, a later start, moving from the
 current reference, a single point, the grid and its catch-up, the clock going back, holding
 after a failure, the chunks computed ahead, the points for a controller, the URDF limits, the
-statistics) are those of :class:`hod_dynamics.reference_stream.ReferenceStream`, and it builds
-its model with :func:`hod_dynamics.robots.model_from_description`, as the command line does.
+statistics) are those of :class:`hod_dynamics.feedforward.reference_stream.ReferenceStream`, and it builds
+its model with :func:`hod_dynamics.model.robots.model_from_description`, as the command line does.
 Here: the interfaces, the parameters (read one way, from the table), the diagnostics, the
 threads (streaming, computing ahead, loading the kernels) and the worker process
 (:mod:`.worker`: compiling the kernels, computing profiles).
@@ -54,18 +54,17 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..actuators import load_actuators
-from ..backend import compile_notice, compile_notices, requested_backend
-from ..dispatch import prepare_compiled_kernels
+from ..algorithms.dispatch import prepare_compiled_kernels
+from ..algorithms.friction import load_friction
 from ..errors import HodDynamicsError, StartupError
-from ..friction import load_friction
-from ..msgfields import multiarray_dims, stamp_ns
-from ..reference_stream import ReferenceStream, hold_trajectory
-from ..robots import model_from_description
-from ..trajectory_feedforward import MAX_PROFILE_SAMPLES, profile_file_bytes, profile_samples
-from ..urdf import xacro_args_from_strings
-from .conversions import (duration, effort_trajectory_msgs, float64s, profile_message_bytes,
-                          waypoints_from_msg)
+from ..feedforward.actuators import load_actuators
+from ..feedforward.reference_stream import ReferenceStream, hold_trajectory
+from ..feedforward.trajectory_feedforward import MAX_PROFILE_SAMPLES, profile_file_bytes, profile_samples
+from ..kernels.backend import compile_notice, compile_notices, requested_backend
+from ..model.robots import model_from_description
+from ..model.urdf import xacro_args_from_strings
+from ..recordings.msgfields import multiarray_dims, stamp_ns
+from .conversions import duration, effort_trajectory_msgs, float64s, profile_message_bytes, waypoints_from_msg
 from .parameters import Spec, declare as declare_parameters, value_of as parameter_value
 from .process import exit_process, run
 from .worker import ModelRecipe, Worker, WorkerStopped

@@ -86,7 +86,7 @@ def existing_file(argument, value, folder, suffix):
     argument and both places looked at."""
     if not value or os.path.isfile(value):
         return value
-    from hod_dynamics.robots import share_path
+    from ..model.robots import share_path
 
     shipped = os.path.join(share_path(folder), value if value.endswith(suffix) else value + suffix)
     if os.path.isfile(shipped):

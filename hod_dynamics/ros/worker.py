@@ -42,7 +42,7 @@ NICENESS = 10  # the worker yields the CPU to the node's streaming threads
 @dataclass(frozen=True)
 class ModelRecipe:
     """What the node built its model from: ``source`` (URDF text, file or shipped name) and the
-    keyword arguments of :func:`hod_dynamics.robots.model_from_description` (``options``), the
+    keyword arguments of :func:`hod_dynamics.model.robots.model_from_description` (``options``), the
     ``actuators`` and ``friction`` sources as the node's parameters give them ('' for none)."""
 
     source: str
@@ -52,9 +52,9 @@ class ModelRecipe:
 
     def build(self):
         """(model, actuators or None, friction): what the node serves."""
-        from ..actuators import load_actuators
-        from ..friction import load_friction
-        from ..robots import model_from_description
+        from ..feedforward.actuators import load_actuators
+        from ..algorithms.friction import load_friction
+        from ..model.robots import model_from_description
 
         model, _ = model_from_description(self.source, **self.options)
         actuators = load_actuators(self.actuators, model) if self.actuators else None
@@ -148,8 +148,8 @@ class _Handlers:
 
     def compile(self, recipe, order):
         """Compile (or load) the kernels the node needs into numba's cache."""
-        from ..backend import compile_notices
-        from ..dispatch import prepare_compiled_kernels
+        from ..kernels.backend import compile_notices
+        from ..algorithms.dispatch import prepare_compiled_kernels
 
         model, _, _ = self._model(recipe)
         t0 = time.monotonic()
@@ -162,7 +162,7 @@ class _Handlers:
         ``base`` + .csv/.npz, none when ``base`` is empty), and the two latched messages
         serialised into temporary files (JointTrajectory, Float64MultiArray; the caller
         deletes them)."""
-        from ..trajectory_feedforward import profile, save_csv, save_npz, summary
+        from ..feedforward.trajectory_feedforward import profile, save_csv, save_npz, summary
         from .conversions import serialized_profile
 
         model, actuators, friction = self._model(recipe)

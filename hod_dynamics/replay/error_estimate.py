@@ -1,0 +1,94 @@
+"""How large an error the recorded data leave in each tau^(k): the error estimate of a replay.
+
+The fit of the recorded positions (:class:`~hod_dynamics.recordings.joint_fit.JointFit`) makes
+synthetic recordings of itself (a parametric bootstrap: the fit plus the content it missed, with
+the position noise found); each is fitted alike and carried through the dynamics (and the
+friction model), and the spread of tau^(k) over them is the estimated error of tau^(k), per
+joint, inside the segments and within their end zones. An order is *supported* by the data
+where that error is at most :data:`SUPPORT` of the signal's RMS.
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..algorithms.dynamics import time_derivatives
+
+SUPPORT = 1.0 / 3.0  # an order is supported when its estimated error is at most this share of its RMS
+ERROR_SAMPLES = 20000   # samples the error estimate carries through the dynamics, at most
+ERROR_DRAWS = (4, 16)   # synthetic recordings per order: at least, at most
+
+
+@dataclass(frozen=True)
+class TorqueErrors:
+    """The estimated RMS error of tau^(k) per order and joint, (K+1, n) arrays in SI units of
+    each order: ``total`` (of the reported tau^(k), friction included when used) and
+    ``rigid`` (of the rigid-body part alone) over the samples farther than ``end_zone[k]``
+    (s) from the ends of their segment; ``total_ends``, ``rigid_ends`` the same within those
+    end zones, where a fit has data on one side only (larger: the ends of a recording, and
+    both sides of a gap that splits it); ``draws``: synthetic recordings per order;
+    ``samples``: samples carried through the dynamics; ``ends_estimated`` (K+1,) bool: the
+    end-zone errors come from pseudo-ends (False: no segment was long enough for them, and
+    ``total_ends``, ``rigid_ends`` hold the errors of the inside, which are smaller)."""
+
+    total: np.ndarray
+    rigid: np.ndarray
+    total_ends: np.ndarray
+    rigid_ends: np.ndarray
+    end_zone: np.ndarray
+    draws: int
+    samples: int
+    ends_estimated: Optional[np.ndarray] = None
+
+
+def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
+    """The error each tau^(k), k = 0..order, of the fit ``fit`` (:class:`~hod_dynamics.
+    joint_fit.JointFit`) leaves: the synthetic recordings of :meth:`~hod_dynamics.recordings.joint_fit.
+    JointFit.bootstrap` carried through the dynamics (and ``friction``, a
+    :class:`~hod_dynamics.algorithms.friction.FrictionModel`, when given) at up to ``samples`` evenly
+    spread samples; per joint the RMS over those samples and the draws of tau^(k)(fit of a
+    synthetic recording) - tau^(k)(estimated truth), over the samples away from the segments'
+    ends; within the end zones, where the estimated truth is least sure, from the
+    pseudo-ends of :meth:`~hod_dynamics.recordings.joint_fit.JointFit.end_trials` instead (from the
+    synthetic recordings when no segment is long enough for them). Returns
+    :class:`TorqueErrors`."""
+    m, n = len(fit.t), len(fit.joint_names)
+    total, rigid = np.zeros((order + 1, n)), np.zeros((order + 1, n))
+    total_ends, rigid_ends, zones = np.zeros((order + 1, n)), np.zeros((order + 1, n)), np.zeros(order + 1)
+    ends_estimated = np.zeros(order + 1, dtype=bool)
+
+    def squared_errors(truth, jets, k):
+        """(2, T, n) mean over ``jets`` of the squared error of tau^(k) against ``truth``, without
+        and with friction."""
+        true_rigid = time_derivatives(model, truth, k)[:, k]
+        true_fric = None if friction is None else friction.jet(truth[:, 1:k + 2])[:, k]
+        out = np.zeros((2, len(truth), n))
+        for jet in jets:
+            err = time_derivatives(model, jet, k)[:, k] - true_rigid
+            out[0] += err ** 2
+            if friction is not None:
+                err = err + friction.jet(jet[:, 1:k + 2])[:, k] - true_fric
+            out[1] += err ** 2
+        return out / len(jets)
+
+    draws, used = 0, 0
+    for k in range(order + 1):
+        idx = fit.error_samples(k, samples)
+        if not len(idx):                  # every sample near an end: the pseudo-ends cannot be made
+            idx = np.unique(np.linspace(0, m - 1, min(m, samples)).round().astype(int))
+        draws = int(np.clip(np.ceil(4 * ERROR_SAMPLES / len(idx)), *ERROR_DRAWS))
+        used = max(used, len(idx))
+        truth, fits = fit.bootstrap(k, idx, draws)
+        boot = squared_errors(truth, fits, k)
+        ends = fit.in_end_zone(k, idx)
+        inside = boot[:, ~ends].mean(axis=1) if (~ends).any() else boot.mean(axis=1)
+        trials = fit.end_trials(k)
+        near = squared_errors(trials[1], [trials[2]], k).mean(axis=1) if trials is not None else (
+            boot[:, ends].mean(axis=1) if ends.any() else inside)
+        rigid[k], total[k] = np.sqrt(inside)
+        # an end has the errors of the inside (noise, missed content) and its own on top
+        rigid_ends[k], total_ends[k] = np.sqrt(near + inside) if trials is not None else np.sqrt(near)
+        zones[k] = fit.end_zone(k)
+        ends_estimated[k] = trials is not None
+    return TorqueErrors(total, rigid, total_ends, rigid_ends, zones, draws, used, ends_estimated)
