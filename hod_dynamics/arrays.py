@@ -71,7 +71,12 @@ def real_array(name, value):
         example = example.item() if isinstance(example, np.generic) else example
         raise InputError(f"{name} must be an array of real numbers, got text such as {example!r}: "
                          "convert it to numbers first (np.asarray(values, dtype=float))")
-    if a.dtype.kind not in "biuf":
+    # True/False are not positions, velocities or torques: a mask passed by mistake would
+    # compute as 1.0 and 0.0
+    if a.dtype.kind == "b" or (a.dtype.kind == "O" and any(isinstance(x, (bool, np.bool_)) for x in a.flat)):
+        raise InputError(f"{name} must be an array of real numbers, got booleans (dtype {a.dtype.name}): pass "
+                         "numbers (rad, m, N m, ...), e.g. values.astype(float) if 1.0 and 0.0 are meant")
+    if a.dtype.kind not in "iuf":
         try:
             return a.astype(float)
         except (TypeError, ValueError):

@@ -7,7 +7,8 @@ and records it as a robot controller and a recording PC would:
 
 - the controller samples on an exact grid (``rate`` Hz); the data carries the truth there;
 - positions: the exact q, plus optionally a structural ``vibration`` (amplitude rad,
-  frequency Hz: a sine on every joint, part of the truth) and white sensor noise
+  frequency Hz: a sine on every joint; or a band (lo, hi) Hz: sines across it with phases of
+  their own, of the same RMS as that sine; part of the truth) and white sensor noise
   (``position_noise`` rad, before the count), quantised by a ``bits``-per-turn encoder
   (20 bits: 6e-6 rad steps);
 - efforts: the exact rigid-body tau plus joint friction (viscous ``d qd``, smooth Coulomb
@@ -42,6 +43,7 @@ V_S = 0.01                              # rad/s, the generator's Coulomb transit
 FRICTION = dict(coulomb=[3.0, 3.5, 2.0, 2.0, 1.0, 0.8, 0.5], viscous=[1.2, 1.5, 0.8, 0.8, 0.4, 0.3, 0.2],
                 offset=[0.4, -0.6, 0.2, -0.3, 0.15, -0.1, 0.05])
 FINGERS = ("finger_left", "finger_right")
+VIBRATION_LINES = 9                     # sines of a vibration band
 
 
 class Recording:
@@ -70,8 +72,17 @@ class Recording:
         elif motion != "excitation":
             raise ValueError(f"motion must be 'excitation' or 'slow', got {motion!r}")
         self.center = np.array([0.0, 0.4, 0.0, -1.2, 0.0, 0.8, 0.0])
-        self.vibration = vibration
-        self.vib_phase = np.arange(n) * 0.9
+        self.vibration = None
+        if vibration is not None:
+            # a structural vibration: one sine, or a band (lo, hi) Hz of VIBRATION_LINES sines with
+            # phases of their own per joint, as large in RMS as the one sine of that amplitude
+            amp, freq = vibration
+            band = np.atleast_1d(np.asarray(freq, dtype=float))
+            lines = np.linspace(band[0], band[-1], VIBRATION_LINES) if len(band) > 1 else band
+            vib_rng = np.random.default_rng([seed, 77])
+            self.vibration = (amp / np.sqrt(len(lines)), lines,
+                              vib_rng.uniform(0, 2 * np.pi, (len(lines), n)) if len(lines) > 1
+                              else np.arange(n)[None, :] * 0.9)
         self.friction = FrictionModel(names, v_s=np.full(n, V_S), **{k: np.array(v) for k, v in FRICTION.items()})
         period = 1.0 / rate
         # the controller's grid, minus dropped samples (singles and one burst)
@@ -116,10 +127,11 @@ class Recording:
         jet = np.stack([self.center * (r == 0) + (self.amp * w ** r * np.sin(w * t + self.phase + r * np.pi / 2)).sum(axis=1)
                         for r in range(rows)], axis=1)
         if self.vibration is not None:
-            amp, freq = self.vibration
-            wv = 2 * np.pi * freq
-            jet += np.stack([amp * wv ** r * np.sin(wv * t[:, :, 0] + self.vib_phase + r * np.pi / 2)
-                             for r in range(rows)], axis=1)
+            amp, freqs, phases = self.vibration
+            for freq, phase in zip(freqs, phases):
+                wv = 2 * np.pi * freq
+                jet += np.stack([amp * wv ** r * np.sin(wv * t[:, :, 0] + phase + r * np.pi / 2)
+                                 for r in range(rows)], axis=1)
         return jet
 
     def truth(self, t=None, friction=False):

@@ -1,7 +1,9 @@
 """Many recordings (hod_dynamics.fleet, hod_dynamics.fleet.trends, hod-dynamics analyze-bags): generated
-fleets of two real arm descriptions, analysed on a real Dask LocalCluster on loopback, in a
-local pool and in this process; workers killed mid-run; re-runs; Ctrl-C; friction drift."""
+fleets of two real arm descriptions, analysed on a real Dask cluster on loopback (dask scheduler
+and dask worker processes, shared by the module's tests), in a local pool and in this process;
+workers killed mid-run; re-runs; Ctrl-C; friction drift."""
 
+import contextlib
 import glob
 import importlib.util
 import json
@@ -50,13 +52,75 @@ def fleet_bags(tmp_path_factory):
     return root
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A real Dask LocalCluster: scheduler on 127.0.0.1 (no dashboard), 2 worker processes."""
-    from distributed import LocalCluster
+class DaskProcesses:
+    """A Dask cluster started the ordinary way: ``dask scheduler`` and ``workers`` ``dask worker``
+    processes (each with its nanny, which starts a killed worker again) on 127.0.0.1, each in
+    a process group of its own; :meth:`close` ends them by their PIDs and leaves none."""
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                      silence_logs=50) as c:
+    def __init__(self, folder, workers=2):
+        import socket
+
+        with socket.socket() as s:              # a free port on loopback
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{port}"
+        self.workers = workers
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd()] + sys.path))
+        start = (lambda name, *argv: subprocess.Popen(
+            [sys.executable, "-m", "dask", *argv], env=env, stdin=subprocess.DEVNULL, start_new_session=True,
+            stdout=subprocess.DEVNULL, stderr=open(folder / f"{name}.log", "w")))
+        self.processes = [start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                "--no-dashboard")]
+        self.processes += [start(f"worker{i}", "worker", self.address, "--nthreads", "1", "--host", "127.0.0.1",
+                                 "--no-dashboard", "--name", f"worker{i}") for i in range(workers)]
+        self.wait_for_workers()
+
+    def wait_for_workers(self, timeout=120):
+        """Block until every worker is connected (a nanny restarts a killed one)."""
+        from distributed import Client
+
+        with Client(self.address, timeout=timeout, set_as_default=False) as client:
+            client.wait_for_workers(self.workers, timeout=timeout)
+
+    def close(self):
+        """SIGTERM to each process (workers first), SIGKILL to what lives 30 s later; returns the PIDs
+        of the processes of their groups that were still alive then (none expected)."""
+        for proc in self.processes[1:] + self.processes[:1]:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        deadline = time.monotonic() + 10
+        while any(_living_in_group(p.pid) for p in self.processes) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = [pid for p in self.processes for pid in _living_in_group(p.pid)]
+        for p in self.processes:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGKILL)
+        return left
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """One real Dask cluster for this module's tests (see :class:`DaskProcesses`); after them,
+    no process of it is left."""
+    procs = DaskProcesses(tmp_path_factory.mktemp("dask_logs"))
+    try:
+        yield procs
+    finally:
+        left = procs.close()
+    assert not left, f"processes of the Dask cluster still alive: {left}"
+
+
+@pytest.fixture
+def client(cluster):
+    """A client of the module's cluster, every worker connected (a test may kill one)."""
+    from distributed import Client
+
+    cluster.wait_for_workers()
+    with Client(cluster.address) as c:
         yield c
 
 
@@ -77,24 +141,30 @@ def statuses(frame):
 
 @pytest.fixture(scope="module")
 def dask_run(fleet_bags, cluster, tmp_path_factory):
-    """The fleet analysed on the cluster, connected to by its address as --dask does."""
-    from distributed import Client
-
+    """The fleet analysed on the cluster by the command a user types, in a process of its own:
+    ``analyze-bags --dask tcp://127.0.0.1:PORT`` (its client is no default client). Returns
+    (out, the table it wrote, the finished process)."""
     out = tmp_path_factory.mktemp("dask_out")
-    with Client(cluster.scheduler_address) as client:
-        frame = hd.analyze_bags(str(fleet_bags / "*"), MAPPING, str(out), client=client, **FAST)
-    return out, frame
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd()] + sys.path))
+    proc = subprocess.run([sys.executable, "-m", "hod_dynamics", "analyze-bags", str(fleet_bags / "*"), "--urdf",
+                           "iiwa14_*=iiwa14", "--urdf", f"kuka-lwr_*={LWR4}", "--out", str(out), "--friction", "fit",
+                           "--dask", cluster.address, "--no-plot", "--no-derived-bag"], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600)
+    return out, fleet.read_table(str(out)), proc
 
 
 def test_a_dask_cluster_on_loopback_gives_the_local_pools_table_row_for_row(fleet_bags, dask_run, tmp_path, capsys):
-    out, on_cluster = dask_run
+    out, on_cluster, proc = dask_run
+    # dask scheduler + 2 dask worker processes, reached by --dask tcp://127.0.0.1:PORT
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "14 bags: 11 analysed, 3 not (listed in the summary)" in proc.stdout
+    assert f"wrote {out / 'fleet.parquet'}" in proc.stdout
     assert cli.main(["analyze-bags", str(fleet_bags / "*"), "--urdf", "iiwa14_*=iiwa14", "--urdf",
                      f"kuka-lwr_*={LWR4}", "--out", str(tmp_path), "--friction", "fit", "--workers", "2",
                      "--no-plot", "--no-derived-bag"]) == 0
     captured = capsys.readouterr()
     local = fleet.read_table(str(tmp_path))
     assert_same_table(on_cluster, local)
-    assert_same_table(on_cluster, fleet.read_table(str(out)))
     # 14 bags, 11 analysed: 7 joints each; three rows carry their errors
     assert on_cluster["bag"].nunique() == 14 and len(on_cluster) == 11 * 7 + 3
     st = statuses(on_cluster)
@@ -123,7 +193,7 @@ def test_a_dask_cluster_on_loopback_gives_the_local_pools_table_row_for_row(flee
 
 
 def test_each_bag_folder_holds_what_analyze_bag_writes_and_the_same_numbers(fleet_bags, dask_run, tmp_path):
-    out, frame = dask_run
+    out, frame, _ = dask_run
     bag = fleet_bags / "kuka-lwr_02"
     assert cli.main(["analyze-bag", str(bag), "--urdf", LWR4, "--out", str(tmp_path), "--friction", "fit",
                      "--no-plot", "--no-derived-bag", "--no-progress"]) == 0
@@ -146,35 +216,31 @@ def test_each_bag_folder_holds_what_analyze_bag_writes_and_the_same_numbers(flee
 
 
 def test_a_rerun_skips_the_complete_bags_and_force_or_a_changed_bag_redoes_them(fleet_bags, dask_run, cluster,
-                                                                                 tmp_path, capsys):
-    from distributed import Client
-
-    out, first = dask_run
+                                                                                 client, tmp_path, capsys):
+    out, first, _ = dask_run
     copy = tmp_path / "out"
     shutil.copytree(out, copy)
     seen = []
-    with Client(cluster.scheduler_address) as client:
-        run = (lambda **kw: hd.analyze_bags(str(fleet_bags / "*"), MAPPING, str(copy), client=client,
-                                            progress=lambda p: seen.append((p.done, p.skipped, p.analysed)), **FAST,
-                                            **kw))
-        again = run()
-        assert seen[-1] == (14, 14, 0)                # nothing analysed: all 14 complete
-        assert_same_table(first, again)
+    run = (lambda **kw: hd.analyze_bags(str(fleet_bags / "*"), MAPPING, str(copy), client=client,
+                                        progress=lambda p: seen.append((p.done, p.skipped, p.analysed)), **FAST,
+                                        **kw))
+    again = run()
+    assert seen[-1] == (14, 14, 0)                # nothing analysed: all 14 complete
+    assert_same_table(first, again)
     # the command line on the cluster by its address (--dask): the same
     assert cli.main(["analyze-bags", str(fleet_bags / "*"), "--urdf", "iiwa14_*=iiwa14", "--urdf", f"kuka-lwr_*={LWR4}",
-                     "--out", str(copy), "--friction", "fit", "--dask", cluster.scheduler_address, "--no-plot",
+                     "--out", str(copy), "--friction", "fit", "--dask", cluster.address, "--no-plot",
                      "--no-derived-bag"]) == 0
     assert "14 of 14 bags complete from an earlier run with the same settings (--force redoes them)" in \
         capsys.readouterr().err
     assert_same_table(first, fleet.read_table(str(copy)))
-    with Client(cluster.scheduler_address) as client:
-        os.utime(fleet_bags / "iiwa14_03" / "iiwa14_03.mcap")     # the recording was written again
-        seen.clear()
-        run()
-        assert seen[-1] == (14, 13, 1)
-        seen.clear()
-        run(force=True)
-        assert seen[-1] == (14, 0, 14)
+    os.utime(fleet_bags / "iiwa14_03" / "iiwa14_03.mcap")     # the recording was written again
+    seen.clear()
+    run()
+    assert seen[-1] == (14, 13, 1)
+    seen.clear()
+    run(force=True)
+    assert seen[-1] == (14, 0, 14)
     # other settings: the bags again (two of them here)
     seen.clear()
     hd.analyze_bags([str(fleet_bags / "iiwa14_00"), str(fleet_bags / "iiwa14_01")], MAPPING, str(copy), workers=0,
@@ -183,7 +249,8 @@ def test_a_rerun_skips_the_complete_bags_and_force_or_a_changed_bag_redoes_them(
 
 
 def _kill_a_busy_worker(client, killed):
-    """At the first bag finished, SIGKILL a worker process that is analysing a bag."""
+    """At the first bag finished, SIGKILL a worker process that is analysing a bag (its nanny
+    starts a new one)."""
     def progress(p):
         if p.name is None or killed:
             return
@@ -196,15 +263,11 @@ def _kill_a_busy_worker(client, killed):
 
 
 def test_a_worker_killed_mid_run_has_its_bags_run_again_and_every_bag_ends_with_a_complete_row(fleet_bags, dask_run,
-                                                                                               tmp_path):
-    from distributed import Client, LocalCluster
-
-    _, reference = dask_run
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                      silence_logs=50) as cl, Client(cl) as client:
-        killed = []
-        frame = hd.analyze_bags(str(fleet_bags / "*"), MAPPING, str(tmp_path), client=client,
-                                progress=_kill_a_busy_worker(client, killed), **FAST)
+                                                                                               client, tmp_path):
+    _, reference, _ = dask_run
+    killed = []
+    frame = hd.analyze_bags(str(fleet_bags / "*"), MAPPING, str(tmp_path), client=client,
+                            progress=_kill_a_busy_worker(client, killed), **FAST)
     assert killed and killed[0][1], "no worker was busy when killed"
     assert_same_table(reference, frame)
     assert_same_table(reference, fleet.read_table(str(tmp_path)))
@@ -213,17 +276,25 @@ def test_a_worker_killed_mid_run_has_its_bags_run_again_and_every_bag_ends_with_
         assert os.path.isfile(tmp_path / bag / fleet.ROWS)
 
 
-def test_a_bag_whose_workers_die_too_often_is_reported_and_the_next_run_does_it(fleet_bags, dask_run, tmp_path):
-    import dask
-    from distributed import Client, LocalCluster
+def _allowed_failures(client, value):
+    """Set the scheduler's allowed-failures (distributed.scheduler.allowed-failures, read when it
+    starts) to ``value``; returns the value it had."""
+    def swap(dask_scheduler):
+        old, dask_scheduler.allowed_failures = dask_scheduler.allowed_failures, value
+        return old
+    return client.run_on_scheduler(swap)
 
-    _, reference = dask_run
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                          dashboard_address=None, silence_logs=50) as cl, Client(cl) as client:
-            killed = []
-            frame = hd.analyze_bags(str(fleet_bags / "*"), MAPPING, str(tmp_path), client=client,
-                                    progress=_kill_a_busy_worker(client, killed), **FAST)
+
+def test_a_bag_whose_workers_die_too_often_is_reported_and_the_next_run_does_it(fleet_bags, dask_run, client,
+                                                                                 tmp_path):
+    _, reference, _ = dask_run
+    before = _allowed_failures(client, 0)
+    try:
+        killed = []
+        frame = hd.analyze_bags(str(fleet_bags / "*"), MAPPING, str(tmp_path), client=client,
+                                progress=_kill_a_busy_worker(client, killed), **FAST)
+    finally:
+        assert _allowed_failures(client, before) == 0
     died = frame[frame["status"].str.startswith("the Dask workers analysing this bag died")]
     assert len(died) >= 1 and died["joint"].isna().all() and died[NUMERIC].isna().all().all()
     assert (frame["status"] == "ok").sum() == 77 - 7 * len(died)
@@ -294,16 +365,13 @@ def test_ctrl_c_stops_cleanly_and_leaves_the_table_of_what_finished(fleet_bags, 
     assert seen[-1] == (done, 14 - done)
 
 
-def test_a_friction_drift_of_2_percent_a_week_names_that_robot_and_joint_and_no_other(cluster, tmp_path):
+def test_a_friction_drift_of_2_percent_a_week_names_that_robot_and_joint_and_no_other(client, tmp_path):
     """Two robots, a bag each every 3.5 days for 6 weeks (4 s at 100 Hz); the Coulomb friction of
     the LWR4+'s second joint rises 2 % a week (compounded). A single bag's Coulomb estimate has
     a standard error of about 0.8 % of its level."""
-    from distributed import Client
-
     drifting_fleet(tmp_path / "bags", weeks=6, per_week=2, drift=0.02, robot="kuka-lwr", joint=1, duration=4.0)
-    with Client(cluster.scheduler_address) as client:
-        frame = hd.analyze_bags(str(tmp_path / "bags" / "*"), MAPPING, str(tmp_path / "out"), client=client,
-                                friction="fit", derived_bag=False, plots=False)
+    frame = hd.analyze_bags(str(tmp_path / "bags" / "*"), MAPPING, str(tmp_path / "out"), client=client,
+                            friction="fit", derived_bag=False, plots=False)
     assert (frame["status"] == "ok").all() and frame["bag"].nunique() == 24
     ok = frame[frame["joint"] == "lwr_1_joint"]
     assert np.median(ok["coulomb_se"] / ok["coulomb"]) < 0.01
@@ -408,7 +476,7 @@ def test_urls_mappings_with_robot_names_and_bag_names(fleet_bags, dask_run, tmp_
     a row saying so; bags of the same name in two folders get folders of their own."""
     import zipfile
 
-    _, reference = dask_run
+    _, reference, _ = dask_run
     archive = tmp_path / "bags.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for f in glob.glob(str(fleet_bags / "iiwa14_01" / "*")):

@@ -147,7 +147,7 @@ def test_text_is_refused_where_numbers_go_naming_the_argument(iiwa, solo):
     with pytest.raises(hd.InputError, match=r"^t must be an array of real numbers, got text"):
         feedforward(iiwa, traj, ["0.5"], order=1)
     # numbers in any real dtype still pass
-    assert hd.inverse_dynamics(iiwa, np.zeros(7, dtype=np.int32), [0] * 7, [False] * 7).shape == (7,)
+    assert hd.inverse_dynamics(iiwa, np.zeros(7, dtype=np.int32), [0] * 7, np.zeros(7, np.uint8)).shape == (7,)
 
 
 def test_a_batch_that_cannot_fit_in_memory_is_refused_before_allocating(iiwa):

@@ -99,6 +99,11 @@ class FrictionModel:
 
 
 def _number(value, what, joint, *, sign=None):
+    # YAML reads yes/no/on/off/true as booleans, and float(True) is 1.0: a friction of 1 N m
+    # nobody wrote; text such as "1e-3" is a number YAML left as a string
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"friction of joint '{joint}': {what} must be a number, got {value!r} "
+                         "(YAML reads yes/no/on/off/true/false as booleans)")
     try:
         v = float(value)
     except (TypeError, ValueError):

@@ -5,6 +5,7 @@ import os
 import sys
 import time
 
+from ..errors import CommandError
 from .common import Progress, add_description_options, load_model, order_type, output_folder, positive
 
 
@@ -16,11 +17,12 @@ def cmd_excite(args):
     publisher and hod_dynamics.Trajectory load (record it, then run identify)."""
     from ..identification.excitation import optimise_excitation, write_waypoints
 
+    _check_out(args.out)                       # before the model, and long before the optimisation
     model, notes = load_model(args)
+    _check_limits(model)
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
-    folder = os.path.dirname(os.path.abspath(args.out))
-    output_folder(folder, "--out")
+    output_folder(os.path.dirname(os.path.abspath(args.out)), "--out")
     status = Progress("optimising", not args.no_progress)
     start = time.perf_counter()
     result = optimise_excitation(model, duration=args.duration, harmonics=args.harmonics, period=args.period,
@@ -33,6 +35,23 @@ def cmd_excite(args):
     print(f"optimised in {time.perf_counter() - start:.1f} s")
     print(f"wrote {path}")
     return 0
+
+
+def _check_out(path):
+    """--out names a file that can be written (not a folder, not a read-only file)."""
+    if os.path.isdir(path):
+        raise CommandError(f"--out '{path}' is a folder; give the waypoint YAML file to write, e.g. "
+                           f"{os.path.join(path, 'excitation.yaml')}")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise CommandError(f"--out '{path}': the file is not writable")
+
+
+def _check_limits(model):
+    """The position limits an excitation is scaled into: lower below upper for every joint."""
+    for name, lower, upper in zip(model.joint_names, model.lower, model.upper):
+        if lower > upper:
+            raise CommandError(f"joint '{name}': its URDF <limit> lower {lower:g} is above upper {upper:g} "
+                               "(swapped?); excite keeps every joint within its limits: correct them in the URDF")
 
 
 def add_parser(sub):

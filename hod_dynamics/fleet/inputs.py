@@ -165,7 +165,8 @@ def robots_for(model_or_urdf, names, paths, *, friction=None, model_kwargs=None)
     that matches a bag wins; a YAML file holding such a mapping. ``friction``: None, ``"fit"``,
     ``"urdf"`` or a friction file / mapping (loaded for each model here, so that its faults
     show before any bag is read). ``model_kwargs``: options of :meth:`RobotModel.from_urdf`.
-    Raises ModelError / InputError for a model or a friction file that cannot be loaded.
+    Raises ModelError / InputError for a model or a friction file that cannot be loaded, and
+    InputError when no pattern matches any bag.
     """
     entries = _mapping_entries(model_or_urdf)
     loaded = {}
@@ -179,6 +180,12 @@ def robots_for(model_or_urdf, names, paths, *, friction=None, model_kwargs=None)
         if key not in loaded:
             loaded[key] = _robot(choice, friction, model_kwargs or {})
         robots.append(loaded[key])
+    if names and all(r is None for r in robots):
+        # nothing would be analysed: a run that "succeeds" with 0 bags hides a mistyped pattern
+        shown = ", ".join(f"'{n}'" for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        raise InputError(f"no pattern of the --urdf mapping ({', '.join(repr(p) for p, _ in entries)}) matches any "
+                         f"of the {len(names)} bags ({shown}); a pattern is matched against the bag's name "
+                         "(fnmatch: 'arm07_*'), or its path when the pattern holds a '/'")
     return robots
 
 

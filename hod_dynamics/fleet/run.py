@@ -442,7 +442,9 @@ def _run_on(client, tasks, out, options):
     futures = {client.submit(analyse_task, task, out, options, key=f"analyse-bag-{task.name}-{uuid.uuid4().hex}",
                              pure=False): task for task in tasks}
     try:
-        for future in as_completed(list(futures)):
+        # the client's own loop: a client made with set_as_default=False (as the command line
+        # makes it) is no default client, and as_completed without a loop looks for one
+        for future in as_completed(list(futures), loop=client.loop):
             task = futures[future]
             try:
                 yield future.result()

@@ -181,7 +181,13 @@ def fleet_trends(frame, *, false_alarm=FALSE_ALARM, change=DRIFT_CHANGE):
 
 def threshold_text(trends, false_alarm=FALSE_ALARM, change=DRIFT_CHANGE):
     """The threshold, said in words (the summary's first paragraph)."""
-    alpha = next((t.alpha for t in trends if t.reason is None), float("nan"))
+    alpha = next((t.alpha for t in trends if t.reason is None), None)
+    if alpha is None:        # no p-value to quote: nothing was judged
+        return (f"A robot's joint is named when the straight-line trend of its Coulomb friction, viscous friction or "
+                f"residual RMS over the recording time is significant at a false-alarm probability of "
+                f"{100 * false_alarm:g} % for the whole fleet and changes the quantity by at least "
+                f"{100 * change:g} % of its mean level; no series could be judged (a trend needs 3 or more bags "
+                "of a robot analysed).")
     return (f"A robot's joint is named when the straight-line trend of its Coulomb friction, viscous friction or "
             f"residual RMS over the recording time is significant at a false-alarm probability of "
             f"{100 * false_alarm:g} % for the whole fleet (Bonferroni: two-sided p < {alpha:.2g} for each of the "

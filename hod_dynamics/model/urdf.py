@@ -47,6 +47,9 @@ from .urdf_schema import Reader, SCHEMA, first, validate
 _MOVING = {"revolute", "continuous", "prismatic"}
 _NOT_1DOF = {"floating", "planar"}
 INERTIA_CHECKS = ("error", "warn", "off")
+MAX_URDF_BYTES = 32 * 2**20     # a description larger than this is refused before it is read: the
+                                # largest of 1613 public robot files is 0.17 MB (meshes live in files
+                                # of their own), and parsing takes about 35 s a GB
 
 
 def checked_inertia_mode(inertia_check):
@@ -69,6 +72,7 @@ def read_urdf_text(source, *, xacro_args=None):
         raise ModelError(f"URDF source must be a path or XML text, got {type(source).__name__}")
     text = source.lstrip("\ufeff")
     if text.lstrip().startswith("<"):
+        _check_size(len(text), "the URDF text")
         if xacro_args or "<xacro:" in text:
             return expand_xacro(text, xacro_args, "the xacro text")
         return text
@@ -79,6 +83,7 @@ def read_urdf_text(source, *, xacro_args=None):
         shown = repr(path) if len(path) <= 200 and "\n" not in path else repr(path[:60]) + " ..."
         raise ModelError(f"URDF file not found: {shown} (pass a path to a .urdf or .xacro file, "
                          "or the XML text itself)")
+    _check_size(os.path.getsize(path), f"URDF file '{path}'")
     if path.endswith(".xacro") or xacro_args:
         return expand_xacro(path, xacro_args, f"'{path}'", is_file=True)
     with open(path, "rb") as f:
@@ -86,6 +91,14 @@ def read_urdf_text(source, *, xacro_args=None):
     if "<xacro:" in text:
         return expand_xacro(path, xacro_args, f"'{path}'", is_file=True)
     return text
+
+
+def _check_size(size, what):
+    """ModelError for a description of more than MAX_URDF_BYTES (``size`` bytes or characters)."""
+    if size > MAX_URDF_BYTES:
+        raise ModelError(f"{what} is {size / 2**20:,.0f} MB; a robot description is refused above "
+                         f"{MAX_URDF_BYTES // 2**20} MB (the largest public ones are under 1 MB: meshes and data "
+                         "belong in files of their own)")
 
 
 def xacro_args_from_strings(items, what="xacro argument"):
@@ -248,7 +261,20 @@ def parse_urdf(text, *, strict=True, inertia_check="warn"):
             given = first(element, "limit").attrib
             joint.limit.lower = joint.limit.lower if "lower" in given else None
             joint.limit.upper = joint.limit.upper if "upper" in given else None
+            _check_limit_order(joint)
     return robot
+
+
+def _check_limit_order(joint):
+    """A HodDynamicsWarning for a joint whose <limit> lower is above its upper: no position
+    satisfies both (often the two swapped). The dynamics does not read them; what plans within
+    them (``excite``) refuses the joint."""
+    lim = joint.limit
+    if joint.type == "continuous" or lim.lower is None or lim.upper is None or not lim.lower > lim.upper:
+        return
+    warnings.warn(f"joint '{joint.name}' (line {joint.line}): <limit lower=\"{lim.lower:g}\" upper=\"{lim.upper:g}\"> "
+                  "has lower above upper (swapped?): no position is within them; the dynamics does not use them, "
+                  "excite refuses them", HodDynamicsWarning, stacklevel=5)
 
 
 def _check_inertial(inertial, element, where, reader):

@@ -256,8 +256,8 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     ``states``, else a mode of :func:`~hod_dynamics.recordings.timebase.resolve_time_base` chosen again;
     ``error_estimate``: estimate the error of every tau^(k) (see :func:`torque_errors`; about
     as long again as the rest). Returns :class:`BagAnalysis`. Raises :class:`InputError` for joints no message carries, too
-    few samples, an order above 2, ``friction="fit"`` without efforts, or a bad friction
-    model.
+    few samples, an order above 2, ``friction="fit"`` without efforts, infinite positions or
+    efforts, or a bad friction model.
     """
     whole_number("order", order, 0, MAX_ORDER, why="tau^(k) needs the (k+2)-th derivative of the "
                  "recorded positions, and the fits are made for the second to the fourth")
@@ -270,6 +270,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     if time_base is not None:
         states = states.with_time_base(time_base)
     columns = model.joint_order(states.joint_names, allow_extra=True)
+    _check_infinite(states, columns, model.joint_names)
     m = len(states.t)
     if m < MIN_SAMPLES:
         raise InputError(f"only {m} joint state samples; at least {MIN_SAMPLES} are needed (widen "
@@ -306,6 +307,24 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
                            None if fric is None else rigid[:, :order + 1].copy())
     notes = source_notes(states) + notes + plausibility_notes(analysis, rigid[:, 0]) + support_notes(analysis)
     return replace(analysis, notes=tuple(notes))
+
+
+def _check_infinite(states, columns, names):
+    """InputError naming the first model joint whose recorded position or effort is infinite
+    (a sensor's overflow or a driver's placeholder, not a measurement: every residual and
+    friction fit would be inf or NaN). NaN efforts stay: they mark messages without them."""
+    for field in ("position", "effort"):
+        values = getattr(states, field)
+        if values is None:
+            continue
+        bad = np.isinf(values[:, columns])
+        if bad.any():
+            j = int(np.flatnonzero(bad.any(axis=0))[0])
+            rows = np.flatnonzero(bad[:, j])
+            raise InputError(f"{field} of joint '{names[j]}' on {states.topic} is infinite at {len(rows):,} of "
+                             f"{len(states.t):,} samples (the first {states.t[rows[0]]:.6g} s after the first "
+                             f"sample): not a measurement; record finite values, or analyse another part "
+                             "(--start/--end)")
 
 
 def _dynamics(model, fit, inner, chunk, progress):
