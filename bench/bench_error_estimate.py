@@ -9,8 +9,9 @@ truth.
 For each case it prints the out-of-order message count, per derivative order the smallest and
 largest ratio estimate / actual over the 7 joints (the actual error taken over the samples the
 estimate covers: more than an end zone from a segment's ends), the worst ratio within the end
-zones, the orders flagged "not supported", and the time of the analysis. The estimate should
-be within a factor of 2 of the actual error in every case. Run:
+zones, the orders flagged "not supported" (joints x orders), and the time of the analysis.
+The estimate should be within a factor of 2 of the actual error wherever the data support the
+order (an order the data do not support, for motion they cannot resolve, reports that bound). Run:
 ``python bench/bench_error_estimate.py [--seeds 1 2 3] [--rates 100 200 1000] [--bits 12 16 20 24]
 [--noise 0 5e-5] [--duration 25]``.
 """
@@ -66,13 +67,16 @@ def main():
                     result = analyze_joint_states(rec.model, states)
                     elapsed = time.perf_counter() - start
                     inside, ends = ratios(rec, result)
-                    worst = [min(worst[0], inside.min()), max(worst[1], inside.max())]
+                    # within a factor of 2 where the data support the order; where they do not,
+                    # the estimate may be the bound of what the samples cannot resolve
+                    held = inside[result.supported] if result.supported.any() else np.array([1.0])
+                    worst = [min(worst[0], held.min()), max(worst[1], held.max())]
                     cells = "  ".join(f"{r.min():5.2f}..{r.max():<5.2f}" for r in inside)
                     flagged = int((~result.supported).sum())
                     print(f"{seed:>4} {rate:>6.0f} {bits:>4} {noise:>7.0e} {states.time_base.out_of_order:>5}   "
                           f"{cells:>54}   {ends.min():5.2f}..{ends.max():<5.2f} {flagged:>5}  {elapsed:5.1f} s",
                           flush=True)
-    print(f"all cases: estimate / actual from {worst[0]:.2f} to {worst[1]:.2f} (load average "
+    print(f"all cases, the orders the data support: estimate / actual from {worst[0]:.2f} to {worst[1]:.2f} (load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hod_dynamics.replay.analysis import analyze_joint_states
+from hod_dynamics.replay.error_estimate import HIDDEN_SHARE, SUPPORT
 from hod_dynamics.recordings.joint_fit import fit_joint_states
 
 from recordings import Recording
@@ -52,7 +53,11 @@ def test_a_slow_joint_read_by_a_coarse_encoder_at_1_khz_is_still_smoothed():
     result = analyze_joint_states(rec.model, rec.states())
     cutoffs = [hz for entry in result.fit.values() for hz in entry["smoothing_cutoff_hz"].values()]
     assert max(cutoffs) < 10.0, result.fit["iiwa_joint_4"]
-    assert result.supported.all()
+    # what the recording shows supports every order (the staircase is smoothed, not followed) ...
+    assert (result.errors.total <= SUPPORT * result.signal_rms).all()
+    # ... but a 12-bit count (1.5e-3 rad) hides a 3e-5 rad line at 9 Hz, which moves tau'' of
+    # every joint by more than half its RMS: tau'' is not supported, tau is
+    assert result.supported[0].all() and not result.supported[2].any()
     actual, _ = _errors(rec, result)
     ratio = result.errors.total / actual
     assert np.all((ratio > 0.5) & (ratio < 2.0)), ratio
@@ -105,6 +110,37 @@ def test_a_vibration_under_the_noise_floor_makes_tau_ddot_unsupported():
     assert any("tau2 is not supported by the data for joints iiwa_joint_1" in note for note in result.notes)
     clean = analyze_joint_states(rec.model, Recording(seed=1).states())
     assert clean.supported.all()
+
+
+def test_motion_hidden_under_the_noise_floor_makes_the_orders_it_moves_unsupported():
+    # 100 Hz, a 12-bit encoder, 3e-3 rad of sensor noise and a 2e-4 rad vibration across 8-12 Hz
+    # (nine lines): the fit (cutoff about 1 Hz) cannot see it, and the bootstrap's truth lacks
+    # it, but it is tau'' of every joint many times over (joint 1: 3.1e3 N m/s^2 of error
+    # against 20 of the fitted signal), and tau' several times
+    rec = Recording(seed=1, rate=100.0, bits=12, position_noise=3e-3, vibration=(2e-4, (8.0, 12.0)))
+    result = analyze_joint_states(rec.model, rec.states())
+    actual, _ = _errors(rec, result)
+    rms = result.signal_rms
+    assert np.all(actual[2] > rms[2]) and np.all(actual[1] > rms[1])
+    # the bootstrap alone would call every order supported
+    assert (result.errors.total <= SUPPORT * rms).all()
+    # the bound of what the samples cannot resolve: above half the signal for tau' and tau''
+    # of every joint, below it for tau where the actual error is a few % of the signal
+    assert not result.supported[1:].any()
+    assert np.all(result.errors.hidden[1:] > HIDDEN_SHARE * rms[1:])
+    small = actual[0] < 0.1 * rms[0]
+    assert small.sum() >= 5 and result.supported[0, small].all()
+    # the error reported where unsupported is the bound: of the actual error's size (0.24 to
+    # 1.4 times it: it bounds a line at the edge of detection up to 5 times each joint's
+    # cutoff, joint 1's at 4.4 Hz, not this vibration)
+    ratio = result.error_estimate[2] / actual[2]
+    assert np.all((ratio > 0.2) & (ratio < 5)), ratio
+    assert any(n.startswith("tau2 is not supported by the data for joints iiwa_joint_1, iiwa_joint_2")
+               for n in result.notes), result.notes
+    summary = result.summary()["joints"]["iiwa_joint_1"]
+    assert summary["supported"]["tau2"] is False and summary["unresolved_motion_bound"]["tau2"] > 10 * rms[2, 0]
+    # without the vibration and the noise (a 20-bit encoder), every order is supported
+    assert analyze_joint_states(rec.model, Recording(seed=1, rate=100.0).states()).supported.all()
 
 
 def test_each_order_is_fitted_for_its_own_derivative():

@@ -69,6 +69,10 @@ END_SPAN = 4           # end zones of data on each side of a pseudo-end's cut
 END_TRIALS = 8         # pseudo-ends per segment, at most
 MIN_END_SEGMENT = 4.5  # end zones a segment holds at least for pseudo-ends (one end zone of data each side)
 ERROR_BLOCKS = 10      # runs of samples where a long recording's error is estimated
+HIDDEN_SPAN = 5.0      # content under the noise floor is bounded up to this multiple of a fit's cutoff
+                       # (where an arm's first structural modes lie, 5-15 Hz, for motions resolved to
+                       # 1-3 Hz), at most the Nyquist frequency: up to the Nyquist frequency, a line of a
+                       # thousandth of an encoder count at hundreds of Hz would unsupport tau itself
 
 
 def fit_segments(t, period, min_segment=MIN_SEGMENT, cuts=()):
@@ -436,6 +440,26 @@ class JointFit:
         if not found:
             return None
         return tuple(np.concatenate(parts) for parts in zip(*found))
+
+    def hidden_lines(self, k):
+        """What the samples cannot resolve for tau order k, per joint: ``(amplitude (n,) rad or m,
+        frequency (n,) Hz)`` of the largest persistent sinusoid the data cannot tell from their
+        noise (the missed content's test, :func:`_loud`, would not see it: its Hann-windowed
+        power stays under (ln F + CHANCE) times the noise's, amplitude = s sqrt(6 (ln F + CHANCE)
+        / M) for M samples of noise std s), at the highest frequency it is looked for: HIDDEN_SPAN
+        times the fit's cutoff for that order, at most the Nyquist frequency. The largest over
+        segments and sources."""
+        amp, freq = np.zeros(len(self.joint_names)), np.zeros(len(self.joint_names))
+        for pieces in self.pieces:
+            for p in pieces:
+                h = float(np.median(np.diff(p.t)))
+                M = len(p.grid)
+                s = np.sqrt(p.noise.white ** 2 + p.noise.step ** 2 / 12.0)
+                a = s * np.sqrt(6.0 * (np.log(M // 2 + 1) + CHANCE) / M)
+                f = np.array([min(HIDDEN_SPAN * cutoff_hz(lam, h, k), 0.5 / h) for lam in p.levels[k]])
+                amp[p.cols] = np.maximum(amp[p.cols], a)
+                freq[p.cols] = np.maximum(freq[p.cols], f)
+        return amp, freq
 
     def summary(self):
         """Per joint: the noise found (encoder step, white noise std, their total std) and per

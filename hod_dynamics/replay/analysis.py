@@ -44,7 +44,7 @@ from ..feedforward.trajectory_feedforward import FeedforwardResult
 from ..recordings.joint_fit import fit_joint_states
 from ..recordings.timebase import GAP_SPLIT
 from .notes import fit_notes, friction_hint, plausibility_notes, source_notes, support_notes, warning_notes
-from .error_estimate import SUPPORT, TorqueErrors, torque_errors
+from .error_estimate import HIDDEN_SHARE, SUPPORT, TorqueErrors, torque_errors
 
 MAX_ORDER = 2       # tau'' needs q^(4), whose error the data already make large
 MIN_SAMPLES = 20
@@ -90,8 +90,13 @@ class BagAnalysis:
 
     @property
     def error_estimate(self):
-        """(order+1, n) estimated RMS error of each reported tau^(k) (SI units), or None."""
-        return None if self.errors is None else self.errors.total
+        """(order+1, n) estimated RMS error of each reported tau^(k) (SI units), or None: the
+        bootstrap's (:attr:`TorqueErrors.total`), or the bound of what the samples cannot
+        resolve where that bound exceeds HIDDEN_SHARE of the signal and is larger."""
+        if self.errors is None:
+            return None
+        return np.where(self._hidden_too_large(), np.maximum(self.errors.total, self.errors.hidden),
+                        self.errors.total)
 
     @property
     def signal_rms(self):
@@ -101,9 +106,17 @@ class BagAnalysis:
     @property
     def supported(self):
         """(order+1, n) bool: the estimated error of tau^(k) is at most SUPPORT (a third) of its
-        RMS (None without an estimate)."""
-        est = self.error_estimate
-        return None if est is None else est <= SUPPORT * self.signal_rms
+        RMS, and motion the samples cannot resolve moves it by at most HIDDEN_SHARE (half) of
+        it (None without an estimate)."""
+        if self.errors is None:
+            return None
+        return (self.errors.total <= SUPPORT * self.signal_rms) & ~self._hidden_too_large()
+
+    def _hidden_too_large(self):
+        hidden = self.errors.hidden
+        if hidden is None:
+            return np.zeros(self.errors.total.shape, dtype=bool)
+        return hidden > HIDDEN_SHARE * self.signal_rms
 
     @property
     def joint_names(self) -> Tuple[str, ...]:
@@ -159,7 +172,8 @@ class BagAnalysis:
                                  rigid_residual_rms_percent_of_measured_range=_percent(_rms(rigid), measured_range))
             if self.errors is not None:
                 per_order = (lambda a: {f"tau{k}": float(a[k, j]) for k in range(order + 1)})
-                entry["error_estimate"] = per_order(self.errors.total)
+                entry["error_estimate"] = per_order(self.error_estimate)
+                entry["unresolved_motion_bound"] = per_order(self.errors.hidden)
                 entry["supported"] = {f"tau{k}": bool(supported[k, j]) for k in range(order + 1)}
                 entry["end_error_estimate"] = per_order(self.errors.total_ends)
                 if self.friction is not None:
@@ -192,11 +206,15 @@ class BagAnalysis:
             out["error_estimate"] = {
                 "method": "parametric bootstrap: synthetic recordings of the fit plus the content it missed, "
                           "with the position noise found (encoder step and white noise), fitted alike and "
-                          "carried through the dynamics; near segment ends from pseudo-ends",
+                          "carried through the dynamics; near segment ends from pseudo-ends; where larger "
+                          "than half the signal, the bound of motion under the noise floor (unresolved_motion_"
+                          "bound: the largest sinusoid the samples cannot tell from their noise, up to 5 times "
+                          "the fit's bandwidth, at most the Nyquist frequency, through the mass matrix)",
                 "draws": int(self.errors.draws), "samples": int(self.errors.samples),
                 "end_zone": {f"tau{k}": float(self.errors.end_zone[k]) for k in range(order + 1)},
                 "end_error_estimated": {f"tau{k}": bool(self.errors.ends_estimated[k]) for k in range(order + 1)},
-                "supported_when_error_below_share_of_rms": SUPPORT}
+                "supported_when_error_below_share_of_rms": SUPPORT,
+                "supported_when_unresolved_bound_below_share_of_rms": HIDDEN_SHARE}
         if self.friction is not None:
             out["friction"] = {"source": self.friction_source,
                                "model": "viscous * qd + coulomb * tanh(qd / v_s) + offset",
