@@ -17,17 +17,15 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None, m
     tau drawn dashed in the first subplot. Long records are thinned to about ``max_points``
     samples per curve (every k-th sample). Returns ``path``.
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib import colormaps
 
     step = max(1, len(t) // max_points)
     t, taujet = np.asarray(t)[::step], np.asarray(taujet)[::step]
     measured = None if measured is None else np.asarray(measured)[::step]
     K = taujet.shape[1]
-    fig, axes = plt.subplots(K, 1, figsize=(9, 2.4 * K + 0.6), sharex=True, squeeze=False)
-    colors = plt.cm.tab10(np.arange(len(joint_names)) % 10)
+    fig = figure((9, 2.4 * K + 0.6))
+    axes = fig.subplots(K, 1, sharex=True, squeeze=False)
+    colors = colormaps["tab10"](np.arange(len(joint_names)) % 10)
     for k, ax in enumerate(axes[:, 0]):
         for j, name in enumerate(joint_names):
             ax.plot(t, taujet[:, k, j], color=colors[j], lw=1.2, label=name if k == 0 else None)
@@ -43,23 +41,49 @@ def plot_torque_jets(t, taujet, joint_names, path, *, title="", measured=None, m
         fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)
     return path
 
 
+def figure(figsize):
+    """A matplotlib Figure on an Agg canvas (PNG), without pyplot: no GUI backend is looked for,
+    nothing is kept by a global figure manager (no close needed), and pyplot's import is spared."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig
+
+
 def _joint_axes(t, n, max_points, height, top=0.0, cols=1):
-    """(pyplot, figure, axes (n, cols), step, t[::step]): one row of subplots per joint sharing
+    """(None, figure, axes (n, cols), step, t[::step]): one row of subplots per joint sharing
     the time axis, ``height`` inches each (and ``top`` inches more above them); long records
     thinned to about ``max_points`` samples."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
     step = max(1, len(t) // max_points)
-    fig, axes = plt.subplots(n, cols, figsize=(9 if cols == 1 else 12, height * n + 1.0 + top), sharex=True,
-                             squeeze=False)
-    return plt, fig, axes, step, np.asarray(t)[::step]
+    fig = figure((9 if cols == 1 else 12, height * n + 1.0 + top))
+    axes = fig.subplots(n, cols, sharex=True, squeeze=False)
+    return None, fig, axes, step, np.asarray(t)[::step]
+
+
+def envelope(t, y, bins):
+    """(t', y') of the samples of y (T,) at times t (T,) that draw the same line at ``bins``
+    pixel columns: in each of ``bins`` runs of samples its lowest and its highest, in time
+    order (every sample when T <= 2 bins). A peak of one sample stays; every-k-th thinning
+    would lose it."""
+    T = len(t)
+    if T <= 2 * bins:
+        return t, y
+    size = -(-T // bins)
+    pad = size * bins - T
+    yy = np.concatenate([y, np.full(pad, y[-1])]).reshape(bins, size)
+    finite = np.where(np.isfinite(yy), yy, np.nan)
+    with np.errstate(invalid="ignore"):
+        lo = np.nanargmin(np.where(np.isnan(finite).all(axis=1, keepdims=True), 0.0, finite), axis=1)
+        hi = np.nanargmax(np.where(np.isnan(finite).all(axis=1, keepdims=True), 0.0, finite), axis=1)
+    base = np.arange(bins) * size
+    idx = np.minimum(np.sort(np.concatenate([base + lo, base + hi])), T - 1)
+    idx = np.unique(idx)
+    return t[idx], y[idx]
 
 
 def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", reference=None,
@@ -67,56 +91,73 @@ def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", referen
     """Write a PNG with one subplot per joint: ``series`` (T, n) solid, ``reference`` (T, n)
     (optional, e.g. the measured effort) thin behind it. ``t`` (T,) s; ``ylabel`` the quantity
     and its unit, ``"tau [N m]"``: each panel's y axis reads ``<joint> [N m]``, the title the
-    quantity. The title and the legend have rows of their own above the panels. Long records
-    are thinned to about ``max_points`` samples per line (every k-th sample) to keep the figure
-    light. ``extras``: the error band, marks and second column of :func:`joint_series_figure`.
-    Returns ``path``."""
-    import matplotlib.pyplot as plt
-
+    quantity. The title and the legend have rows of their own above the panels. Lines are
+    drawn at the resolution of the panel (:func:`envelope`: each pixel column's lowest and
+    highest sample). ``extras``: the error band, marks and second column of
+    :func:`joint_series_figure`. Returns ``path``."""
     fig = joint_series_figure(t, series, joint_names, ylabel=ylabel, title=title, reference=reference,
                               labels=labels, max_points=max_points, **extras)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fig.savefig(path, dpi=DPI)
     return path
+
+
+DPI = 100
+BAND_COLOR = "C1"        # the error band: a colour of its own, over the line, not a tint of it
+THIN_BAND = 0.01         # a band narrower than this share of the panel's height is also said in words
 
 
 def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=None,
                         labels=("model", "measured"), max_points=3000, band=None, unsupported=None,
                         side=None, side_label="", limits_from=None):
-    """The figure :func:`plot_joint_series` writes (the caller closes it). Optional: ``band``
-    (T, n) the half width of an error band around ``series`` (shaded); ``unsupported`` (n,)
-    bool: the panels to mark "not supported by the data"; ``side`` (T, n): a second quantity
-    drawn in a right-hand column with its own scale (``side_label`` its title), so that neither
-    hides the other (the rigid-body part of a torque derivative and its friction part);
-    ``limits_from`` (T,) bool: the samples that set the left column's y range (others may leave
-    it, e.g. near the ends of a fit)."""
+    """The figure :func:`plot_joint_series` writes. Optional: ``band`` (T, n) the half width of
+    an error band around ``series`` (shaded; where it is too thin to see at the panel's scale,
+    its RMS is written in the panel); ``unsupported`` (n,) bool or text: the panels to mark
+    "not supported by the data" (a text says why under it); ``side`` (T, n): a second quantity drawn in a right-hand column
+    with its own scale (``side_label`` its title and unit), so that neither hides the other
+    (the rigid-body part of a torque derivative and its friction part); ``limits_from`` (T,)
+    bool: the samples that set the left column's y range (others may leave it, e.g. near the
+    ends of a fit); the range holds ``series``, its band and ``reference`` there."""
     import re
 
     quantity, unit = ylabel, ""
     match = re.fullmatch(r"(.*?)\s*\[([^\]]*)\]\s*", ylabel)
     if match:
         quantity, unit = match.groups()
-    _, fig, axes, step, t = _joint_axes(t, len(joint_names), max_points, 1.5, top=0.3, cols=1 if side is None else 2)
-    thin = (lambda a: None if a is None else np.asarray(a)[::step])
-    series, reference, band, side, limits_from = (thin(a) for a in (series, reference, band, side, limits_from))
+    n, cols = len(joint_names), 1 if side is None else 2
+    fig = figure((9 if cols == 1 else 12, 1.5 * n + 1.3))
+    axes = fig.subplots(n, cols, sharex=True, squeeze=False)
+    bins = int(fig.get_figwidth() * DPI / cols)          # pixel columns of a panel, about
+    t = np.asarray(t, dtype=float)
+    line = (lambda y: envelope(t, np.asarray(y, dtype=float), bins))
     height = fig.get_figheight()
     for j, ax in enumerate(axes[:, 0]):
+        y = np.asarray(series)[:, j]
         if reference is not None:
-            ax.plot(t, reference[:, j], color="0.55", lw=0.7, label=labels[1])
+            ax.plot(*line(np.asarray(reference)[:, j]), color="0.55", lw=0.7, label=labels[1])
+        ax.plot(*line(y), color="C0", lw=1.0, label=labels[0], zorder=4)
         if band is not None:
-            ax.fill_between(t, series[:, j] - band[:, j], series[:, j] + band[:, j], color="C0", alpha=0.25, lw=0,
-                            label="estimated error (RMS)")
-        ax.plot(t, series[:, j], color="C0", lw=1.0, label=labels[0])
-        if limits_from is not None and limits_from.any():
-            ax.set_ylim(*_limits(series[limits_from, j], None if band is None else band[limits_from, j]))
+            width = np.asarray(band)[:, j]
+            lo_t, lo = line(y - width)
+            hi_t, hi = line(y + width)
+            grid = np.union1d(lo_t, hi_t)
+            ax.fill_between(grid, np.interp(grid, lo_t, lo), np.interp(grid, hi_t, hi), color=BAND_COLOR,
+                            alpha=0.5, lw=0, label="estimated error (RMS)", zorder=3)
+        keep = slice(None) if limits_from is None or not limits_from.any() else np.asarray(limits_from)
+        shown = [y[keep]] + ([np.asarray(reference)[keep, j]] if reference is not None else [])
+        ax.set_ylim(*_limits(np.concatenate(shown), None if band is None else np.asarray(band)[keep, j],
+                             y[keep]))
+        if band is not None:
+            _say_thin_band(ax, np.asarray(band)[keep, j], unit)
         if unsupported is not None and unsupported[j]:
-            ax.text(0.5, 0.5, "not supported by the data", transform=ax.transAxes, ha="center", va="center",
+            why = unsupported[j] if isinstance(unsupported[j], str) else ""
+            ax.text(0.5, 0.5, "not supported by the data" + (f"\n{why}" if why else ""), transform=ax.transAxes,
+                    ha="center", va="center",
                     fontsize=11, color="C3", alpha=0.8, bbox=dict(facecolor="white", alpha=0.6, edgecolor="C3"))
         ax.set_ylabel(f"{joint_names[j]}\n[{unit}]" if unit else joint_names[j], fontsize=7)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         if side is not None:
-            axes[j, 1].plot(t, side[:, j], color="C3", lw=1.0)
+            axes[j, 1].plot(*line(np.asarray(side)[:, j]), color="C3", lw=1.0)
             axes[j, 1].tick_params(labelsize=7)
             axes[j, 1].grid(alpha=0.3)
     for ax in axes[-1]:
@@ -135,11 +176,28 @@ def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=N
     return fig
 
 
-def _limits(values, band=None):
-    """y limits that show ``values`` (and their band) with a margin of 8 %."""
-    lo, hi = float(np.min(values)), float(np.max(values))
+def _say_thin_band(ax, band, unit):
+    """Write the band's RMS in the panel's corner when the band is too thin to see there."""
+    lo, hi = ax.get_ylim()
+    rms = float(np.sqrt(np.nanmean(band ** 2))) if np.isfinite(band).any() else float("nan")
+    if np.isfinite(rms) and hi > lo and 2 * rms < THIN_BAND * (hi - lo):
+        ax.text(0.995, 0.96, f"estimated error {rms:.2g} {unit} RMS (too thin to see)", transform=ax.transAxes,
+                ha="right", va="top", fontsize=6, color=BAND_COLOR,
+                bbox=dict(facecolor="white", alpha=0.7, edgecolor="none", pad=1))
+
+
+def _limits(values, band=None, center=None):
+    """y limits that show ``values`` (and ``center`` +- ``band``) with a margin of 8 %; NaNs
+    and infinities left out."""
+    values = np.asarray(values, dtype=float)
+    parts = [values[np.isfinite(values)]]
     if band is not None:
-        lo, hi = min(lo, float(np.min(values - band))), max(hi, float(np.max(values + band)))
+        c = values if center is None else np.asarray(center, dtype=float)
+        parts += [(c - band)[np.isfinite(c - band)], (c + band)[np.isfinite(c + band)]]
+    allv = np.concatenate(parts)
+    if not len(allv):
+        return -1.0, 1.0
+    lo, hi = float(allv.min()), float(allv.max())
     pad = 0.08 * (hi - lo) if hi > lo else max(abs(hi), 1.0) * 0.1
     return lo - pad, hi + pad
 
@@ -149,16 +207,12 @@ def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="",
     ``residual`` (T, n) against the joint velocity ``qd`` (T, n) (dots: the friction the
     robot showed) and the friction model's curve over it (``friction``: a
     :class:`~hod_dynamics.algorithms.friction.FrictionModel`, model joint order). Returns ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
     step = max(1, len(qd) // max_points)
     n = len(joint_names)
     cols = min(n, 4)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows + 0.6), squeeze=False)
+    fig = figure((3.2 * cols, 2.6 * rows + 0.6))
+    axes = fig.subplots(rows, cols, squeeze=False)
     for j, ax in enumerate(axes.ravel()):
         if j >= n:
             ax.axis("off")
@@ -179,8 +233,7 @@ def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="",
     fig.suptitle(f"{title} -- friction curves" if title else "friction curves", fontsize=10)
     fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.5 / fig.get_figheight(), bottom=0.5 / fig.get_figheight(),
                         hspace=0.55, wspace=0.3)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fig.savefig(path, dpi=DPI)
     return path
 
 
@@ -188,7 +241,7 @@ def plot_torque_comparison(t, measured, predictions, joint_names, path, *, title
     """Write a PNG with one subplot per joint: the measured effort (T, n) in grey and each
     prediction of ``predictions`` ({label: (T, n)}, e.g. prior and identified model) over it,
     each with its residual RMS in the legend. ``t`` (T,) s. Returns ``path``."""
-    plt, fig, axes, step, tt = _joint_axes(t, len(joint_names), max_points, 1.6)
+    _, fig, axes, step, tt = _joint_axes(t, len(joint_names), max_points, 1.6)
     for j, ax in enumerate(axes[:, 0]):
         ax.plot(tt, np.asarray(measured)[::step, j], color="0.6", lw=0.7, label="measured")
         for k, (label, values) in enumerate(predictions.items()):
@@ -203,6 +256,5 @@ def plot_torque_comparison(t, measured, predictions, joint_names, path, *, title
     fig.suptitle(f"{title} -- torque [N m], measured and predicted" if title else "torque [N m]", fontsize=10)
     fig.subplots_adjust(left=0.1, right=0.98, top=1 - 0.45 / fig.get_figheight(), bottom=0.45 / fig.get_figheight(),
                         hspace=0.15)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    fig.savefig(path, dpi=DPI)
     return path

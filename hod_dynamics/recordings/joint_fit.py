@@ -447,16 +447,19 @@ class JointFit:
         noise (the missed content's test, :func:`_loud`, would not see it: its Hann-windowed
         power stays under (ln F + CHANCE) times the noise's, amplitude = s sqrt(6 (ln F + CHANCE)
         / M) for M samples of noise std s), at the highest frequency it is looked for: HIDDEN_SPAN
-        times the fit's cutoff for that order, at most the Nyquist frequency. The largest over
-        segments and sources."""
+        times the fit's cutoff for that order, at most the Nyquist frequency (none where the fit
+        interpolates: it resolves everything up to there). The largest over segments and
+        sources."""
         amp, freq = np.zeros(len(self.joint_names)), np.zeros(len(self.joint_names))
         for pieces in self.pieces:
             for p in pieces:
                 h = float(np.median(np.diff(p.t)))
                 M = len(p.grid)
                 s = np.sqrt(p.noise.white ** 2 + p.noise.step ** 2 / 12.0)
-                a = s * np.sqrt(6.0 * (np.log(M // 2 + 1) + CHANCE) / M)
-                f = np.array([min(HIDDEN_SPAN * cutoff_hz(lam, h, k), 0.5 / h) for lam in p.levels[k]])
+                cut = np.array([cutoff_hz(lam, h, k) for lam in p.levels[k]])
+                # a fit that resolves up to the Nyquist frequency (interpolation) leaves no band
+                a = np.where(cut < 0.5 / h, s * np.sqrt(6.0 * (np.log(M // 2 + 1) + CHANCE) / M), 0.0)
+                f = np.minimum(HIDDEN_SPAN * cut, 0.5 / h)
                 amp[p.cols] = np.maximum(amp[p.cols], a)
                 freq[p.cols] = np.maximum(freq[p.cols], f)
         return amp, freq

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..algorithms.friction import DEFAULT_VS, fit_friction
 from ..recordings.joint_fit import MIN_END_SEGMENT
-from .error_estimate import SUPPORT
+from .error_estimate import HIDDEN_SHARE, SUPPORT
 
 RESIDUAL_NOTE = 0.10    # a residual (friction fitted, its white noise taken out) above this share of the
                         # measured range gets a note: a right model leaves under 2 %, inertias 30 % off under
@@ -140,12 +140,23 @@ def support_notes(analysis):
     if analysis.errors is None:
         return []
     notes = []
+    errors = analysis.errors
+    rms = analysis.signal_rms
     for k, row in enumerate(analysis.supported):
         weak = [nm for nm, ok in zip(analysis.joint_names, row) if not ok]
-        if weak:
-            notes.append(f"tau{k} is not supported by the data for joints {', '.join(weak)}: its estimated error "
-                         f"exceeds {SUPPORT:.2g} of its RMS (error_estimate in summary.json; the plots mark it)")
-    errors = analysis.errors
+        if not weak:
+            continue
+        hidden = np.zeros(len(row), dtype=bool) if errors.hidden is None else errors.hidden[k] > HIDDEN_SHARE * rms[k]
+        why = []
+        if (errors.total[k] > SUPPORT * rms[k]).any():
+            why.append(f"its estimated error exceeds {SUPPORT:.2g} of its RMS")
+        if hidden.any():
+            top = float(np.max(errors.hidden_hz[k][hidden]))
+            why.append(f"motion under the position noise floor, which the samples cannot resolve (up to {top:.3g} Hz), "
+                       f"could move it by more than {HIDDEN_SHARE:.2g} of its RMS (for "
+                       f"{', '.join(nm for nm, h in zip(analysis.joint_names, hidden) if h)})")
+        notes.append(f"tau{k} is not supported by the data for joints {', '.join(weak)}: {'; '.join(why)} "
+                     "(error_estimate and unresolved_motion_bound in summary.json; the plots mark it)")
     short = [] if errors.ends_estimated is None else np.flatnonzero(~errors.ends_estimated)
     if len(short):
         longest = max(float(analysis.t[b - 1] - analysis.t[a]) for a, b in analysis.segments)

@@ -171,7 +171,12 @@ def _plot_order(analysis, k, path, title):
     if analysis.friction is not None and k > 0:
         series = analysis.rigid_taujet[:, k]
         side = r.taujet[:, k] - series
-    unsupported = None if analysis.supported is None else ~analysis.supported[k]
+    unsupported = None
+    if analysis.supported is not None:
+        bound = analysis.errors.hidden
+        unsupported = [("" if ok else f"motion under the noise floor: up to {bound[k, j]:.2g} {unit}"
+                        if bound is not None and bound[k, j] > 0.5 * analysis.signal_rms[k, j] else not ok)
+                       for j, ok in enumerate(analysis.supported[k])]
     rigid = " of the rigid body" if side is not None else ""
     return plot_joint_series(analysis.t, series, analysis.joint_names, path, ylabel=f"{label}{rigid} [{unit}]",
                              title=title, reference=analysis.effort if k == 0 else None, band=band,
