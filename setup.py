@@ -69,6 +69,6 @@ setup(
                     "all": ROS + XACRO + IDENTIFICATION + FLEET + TEST},
     zip_safe=False,
     entry_points={"console_scripts": [
-        "hod-dynamics = hod_dynamics.cli:main",
+        "hod-dynamics = hod_dynamics.cli:run",
     ] + [f"{name} = hod_dynamics_nodes:{name}" for name in NODES]},
 )

@@ -1,7 +1,5 @@
 """``python -m hod_dynamics``: the ``hod-dynamics`` command line."""
 
-import sys
+from .cli.entry_point import run
 
-from .cli import main
-
-sys.exit(main())
+run()

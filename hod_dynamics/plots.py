@@ -97,8 +97,14 @@ def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", referen
     :func:`joint_series_figure`. Returns ``path``."""
     fig = joint_series_figure(t, series, joint_names, ylabel=ylabel, title=title, reference=reference,
                               labels=labels, max_points=max_points, **extras)
-    fig.savefig(path, dpi=DPI)
+    save(fig, path)
     return path
+
+
+def save(fig, path, dpi=None):
+    """Write ``fig`` as PNG at ``path``, compressed lightly (zlib level 1: a third of the time of
+    the default level for files a fifth larger)."""
+    fig.savefig(path, dpi=DPI if dpi is None else dpi, pil_kwargs={"compress_level": 1})
 
 
 DPI = 100
@@ -118,6 +124,8 @@ def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=N
     bool: the samples that set the left column's y range (others may leave it, e.g. near the
     ends of a fit); the range holds ``series``, its band and ``reference`` there."""
     import re
+
+    from matplotlib.ticker import MaxNLocator
 
     quantity, unit = ylabel, ""
     match = re.fullmatch(r"(.*?)\s*\[([^\]]*)\]\s*", ylabel)
@@ -154,14 +162,17 @@ def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=N
                     ha="center", va="center",
                     fontsize=11, color="C3", alpha=0.8, bbox=dict(facecolor="white", alpha=0.6, edgecolor="C3"))
         ax.set_ylabel(f"{joint_names[j]}\n[{unit}]" if unit else joint_names[j], fontsize=7)
+        ax.yaxis.set_major_locator(MaxNLocator(4))    # each tick is a line and a text to draw
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         if side is not None:
             axes[j, 1].plot(*line(np.asarray(side)[:, j]), color="C3", lw=1.0)
+            axes[j, 1].yaxis.set_major_locator(MaxNLocator(4))
             axes[j, 1].tick_params(labelsize=7)
             axes[j, 1].grid(alpha=0.3)
     for ax in axes[-1]:
         ax.set_xlabel("t [s]")
+        ax.xaxis.set_major_locator(MaxNLocator(6))
     if side is not None:
         axes[0, 1].set_title(side_label, fontsize=8)
     # fixed rows in inches from the top: the title, then the legend, then the panels (the
@@ -233,7 +244,7 @@ def plot_friction_curves(qd, residual, friction, joint_names, path, *, title="",
     fig.suptitle(f"{title} -- friction curves" if title else "friction curves", fontsize=10)
     fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.5 / fig.get_figheight(), bottom=0.5 / fig.get_figheight(),
                         hspace=0.55, wspace=0.3)
-    fig.savefig(path, dpi=DPI)
+    save(fig, path)
     return path
 
 

@@ -93,7 +93,9 @@ def _plan(model, backend=None):
 def one_jet(model, qjet, order, backend):
     """tau^(0..order) (order+1, n) of one sample ``qjet`` (order+3, n) on the fast path (see the
     module docstring), else None (the call takes the general path)."""
-    plan = _plans_get(id(model)) or _plan(model, backend)
+    # a batch never makes the plan: loading the one-sample callers costs a batch-only program
+    # (analyze-bag) 0.3 s for nothing
+    plan = _plans_get(id(model)) or (type(qjet) is _ndarray and qjet.ndim == 2 and _plan(model, backend))
     # the default backend is numba whenever a plan exists and HOD_DYNAMICS_BACKEND is unset
     if not plan or type(qjet) is not _ndarray or type(order) is not int or not (
             backend is None and _env_value(_ENV_KEY) is None or resolve_backend(backend) == "numba"):

@@ -15,15 +15,16 @@ that cannot be written, a job that would not fit in memory) prints one line
 ``hod-dynamics: error: ...`` on stderr and exits with code 2; a closed output pipe
 (``hod-dynamics info X | head -2``) ends the command quietly.
 
-:func:`main` runs it; :func:`build_parser` is its argparse parser. Each command's module adds its
+:func:`main` runs it (:func:`run`, the executable, then ends the process with its exit code);
+:func:`build_parser` is its argparse parser. Each command's module adds its
 subparser (``add_parser``) and holds its ``cmd_*`` function; the work itself is in the library
 modules each command calls.
 """
 
 from ..deprecation import module_getattr
-from .entry_point import build_parser, main
+from .entry_point import build_parser, main, run
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "run"]
 
 # the names of the module this wing was before, for one release
 _MOVED = {name: f"{__name__}.{module}:{name}" for module, names in {

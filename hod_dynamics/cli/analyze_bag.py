@@ -32,13 +32,25 @@ def cmd_analyze_bag(args):
     tau_dot, tau_ddot with error bands, residual, friction), friction.yaml (--friction fit) and
     derived.mcap (topics /feedforward and /torque_derivatives) into --out. Exit code 0 means
     analysed; a 'note:' line says what in the result needs a second look."""
-    from ..replay.bag_report import analyze_bag
-    from ..replay.notes import lock_notes
     from ..recordings.bag import check_rosbags
 
     check_rosbags()  # before anything is printed or created
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise CommandError(f"--end {args.end} must be after --start {args.start}")
+    import importlib.util
+
+    from ..replay.plot_processes import PlotProcesses
+
+    # the plots' processes start now: they import matplotlib while this one reads and analyses
+    drawing = not args.no_plot and importlib.util.find_spec("matplotlib") is not None
+    with PlotProcesses(2 if drawing else 0) as plotter:
+        return _analyze_bag(args, plotter)
+
+
+def _analyze_bag(args, plotter):
+    from ..replay.bag_report import analyze_bag
+    from ..replay.notes import lock_notes
+
     model, notes = load_model(args)
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
@@ -62,7 +74,7 @@ def cmd_analyze_bag(args):
                          actuators=args.actuators, smoothing=args.smoothing, friction=args.friction, plots=plot,
                          derived_bag=not args.no_derived_bag, samples=not args.no_samples_csv,
                          progress=lambda stage: Progress(stage, show),
-                         check=check, title=f"{model.name}: {os.path.basename(args.bag)}")
+                         check=check, title=f"{model.name}: {os.path.basename(args.bag)}", plotter=plotter)
     for line in summary_lines(report.analysis, model, report.seconds) + [f"note: {n}" for n in report.warnings]:
         print(line)
     for path in report.paths:

@@ -85,5 +85,19 @@ def main(argv=None):
         return 130
 
 
+def run():
+    """The ``hod-dynamics`` executable: :func:`main`, then the process ends at once with its exit
+    code, its output flushed. Skipping the interpreter's teardown spares a replay about 0.4 s
+    (the compiled kernels' engines and numba's registries are freed one object at a time);
+    every file the command wrote is closed by then, and a plotting process is reaped."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):   # a closed pipe: what was written is whole
+            pass
+    os._exit(code if isinstance(code, int) else 1)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -24,7 +24,7 @@ class BagReport:
 
 def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", start=None, end=None,
                 trajectory_topic=None, order=2, actuators=None, smoothing=None, friction=None, plots=True,
-                derived_bag=True, samples=True, progress=None, check=None, title=None):
+                derived_bag=True, samples=True, progress=None, check=None, title=None, plotter=None):
     """Read the bag at ``path``, analyse its joint states with ``model`` and, with ``out``, write
     the report there: what ``hod-dynamics analyze-bag`` does, as a function. The joint-state
     messages read are those that carry the model's joints (see
@@ -35,7 +35,7 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
     (None: unbounded); ``trajectory_topic``: the JointTrajectory topic of the plan or None;
     ``order``, ``actuators``, ``smoothing``, ``friction``: as for
     :func:`analyze_joint_states`; ``plots``, ``derived_bag``, ``samples``: as for
-    :func:`write_report`;
+    :func:`write_report`; ``plotter``: as for :func:`write_report`;
     ``progress``: None or ``progress(stage)`` returning the ``callback(done, total)`` of the
     stage ``"reading"``, ``"analysing"`` or ``"writing"``; ``check(states)``: called with the
     :class:`~hod_dynamics.recordings.bag.JointStates` before the analysis (e.g. to refuse a job that would
@@ -69,7 +69,7 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
         if out is not None:
             name = os.path.basename(os.path.normpath(os.fspath(path)))
             paths = tuple(write_report(analysis, out, plots=plots, derived_bag=derived_bag, samples=samples,
-                                       progress=stage("writing"),
+                                       progress=stage("writing"), plotter=plotter,
                                        title=f"{model.name}: {name}" if title is None else title))
     warned = tuple(warning_notes(caught))
     if warned and out is not None:

@@ -55,20 +55,26 @@ def write_samples_csv(analysis, path, *, rows_per_write=65536):
         with pacsv.CSVWriter(fh, schema, write_options=pacsv.WriteOptions(include_header=False)) as writer:
             for i in range(0, len(analysis.t), rows_per_write):
                 block = np.concatenate([c[i:i + rows_per_write] for c in columns], axis=1).T.copy()
-                writer.write_batch(pa.record_batch(list(block), schema=schema))
+                # arrays over the block's own buffers: pa.record_batch of numpy arrays imports
+                # pandas (0.2-0.5 s of a command) to ask whether they are pandas objects
+                arrays = [pa.Array.from_buffers(pa.float64(), block.shape[1], [None, pa.py_buffer(row)])
+                          for row in block]
+                writer.write_batch(pa.RecordBatch.from_arrays(arrays, schema=schema))
     return path
 
 _QUANTITIES = [("tau", "tau", "N m"), ("tau_dot", "tau_dot", "N m/s"), ("tau_ddot", "tau_ddot", "N m/s^2")]
 
 
 def write_report(analysis, out, *, plots=True, derived_bag=True, samples=True, progress=None, title="",
-                 timings=None):
+                 timings=None, plotter=None):
     """Write ``samples.csv`` (unless ``samples`` is False), ``summary.json``, the PNG plots
     (``tau.png`` model vs measured, ``tau_dot.png``, ``tau_ddot.png`` up to the order,
     ``residual.png``, and with friction ``friction.png``, the friction curves),
     ``friction.yaml`` when the friction was fitted, and ``derived.mcap`` (see
     :func:`~hod_dynamics.recordings.bag_writer.write_derived_bag`) into the folder ``out``. ``timings``: a dict
-    to receive the seconds spent on each kind of output. Returns the list of paths written."""
+    to receive the seconds spent on each kind of output; ``plotter``: a
+    :class:`~hod_dynamics.replay.plot_processes.PlotProcesses` that draws the plots while this
+    process writes the rest (None: drawn here). Returns the list of paths written."""
     import os
     import time
 
@@ -84,13 +90,13 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, samples=True, p
 
     os.makedirs(out, exist_ok=True)
     if not samples:
-        return _write_others(analysis, out, plots, derived_bag, progress, title, lap)
+        return _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter)
     # samples.csv (hundreds of MB for a long recording) is formatted (compiled code, without
     # the GIL) and written to disk in a thread while the plots and the bag are made
     pool = ThreadPoolExecutor(max_workers=1)
     csv_job = pool.submit(_timed, write_samples_csv, analysis, os.path.join(out, "samples.csv"))
     try:
-        paths = _write_others(analysis, out, plots, derived_bag, progress, title, lap)
+        paths = _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter)
     finally:
         csv_path, seconds = csv_job.result()
         pool.shutdown()
@@ -106,7 +112,7 @@ def _timed(func, *args):
     return func(*args), time.perf_counter() - start
 
 
-def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
+def _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter=None):
     """Everything of :func:`write_report` but samples.csv; returns the paths written."""
     import os
 
@@ -115,27 +121,53 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap):
         paths.append(write_friction_yaml(analysis, os.path.join(out, "friction.yaml")))
     lap("summary.json, friction.yaml")
     r = analysis.result
-    if plots:
-        from ..plots import plot_friction_curves, plot_joint_series
-
-        for k in range(r.taujet.shape[1]):
-            paths.append(_plot_order(analysis, k, os.path.join(out, f"{_QUANTITIES[k][0]}.png"), title))
-        if analysis.residual is not None:
-            paths.append(plot_joint_series(analysis.t, analysis.residual, analysis.joint_names,
-                                           os.path.join(out, "residual.png"),
-                                           ylabel="model tau - measured effort [N m]", title=title,
-                                           labels=("residual (model - measured)", None)))
-        if analysis.friction is not None and analysis.effort is not None:
-            paths.append(plot_friction_curves(r.qjet[:, 1], analysis.effort - analysis.rigid_tau, analysis.friction,
-                                              analysis.joint_names, os.path.join(out, "friction.png"), title=title))
+    jobs = _plot_jobs(analysis, out, title) if plots else []
+    elsewhere = jobs and plotter is not None and plotter.available
+    if elsewhere:                  # drawn by the plotting processes while the bag is written here
+        plotter.submit(analysis, jobs)
+    elif jobs:
+        paths += [function(analysis, *args) for function, args in jobs]
         lap("plots")
+    bag = []
     if derived_bag:
         from ..recordings.bag_writer import write_derived_bag
 
-        paths.append(str(write_derived_bag(os.path.join(out, "derived.mcap"), analysis.states.sample_stamps_ns,
-                                           analysis.joint_names, r.qjet, r.taujet, progress=progress)))
+        bag.append(str(write_derived_bag(os.path.join(out, "derived.mcap"), analysis.states.sample_stamps_ns,
+                                         analysis.joint_names, r.qjet, r.taujet, progress=progress)))
         lap("derived.mcap")
-    return paths
+    if elsewhere:
+        paths += plotter.collect()
+        lap("plots (in other processes meanwhile)")
+    return paths + bag
+
+
+def _plot_jobs(analysis, out, title):
+    """The plots of a replay as ``(function, args)`` pairs (``function(analysis, *args)`` draws
+    one and returns its path)."""
+    import os
+
+    jobs = [(_plot_order, (k, os.path.join(out, f"{_QUANTITIES[k][0]}.png"), title))
+            for k in range(analysis.result.taujet.shape[1])]
+    if analysis.residual is not None:
+        jobs.append((_plot_residual, (os.path.join(out, "residual.png"), title)))
+    if analysis.friction is not None and analysis.effort is not None:
+        jobs.append((_plot_friction, (os.path.join(out, "friction.png"), title)))
+    return jobs
+
+
+def _plot_residual(analysis, path, title):
+    from ..plots import plot_joint_series
+
+    return plot_joint_series(analysis.t, analysis.residual, analysis.joint_names, path,
+                             ylabel="model tau - measured effort [N m]", title=title,
+                             labels=("residual (model - measured)", None))
+
+
+def _plot_friction(analysis, path, title):
+    from ..plots import plot_friction_curves
+
+    return plot_friction_curves(analysis.result.qjet[:, 1], analysis.effort - analysis.rigid_tau, analysis.friction,
+                                analysis.joint_names, path, title=title)
 
 
 def write_summary(analysis, path, notes=()):
