@@ -550,6 +550,26 @@ def call_address(typingctx, address, args):
     return sig, codegen
 
 
+_CALLERS = {}  # address -> the kernel as a ctypes function
+
+
+def run_batch(address, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, i0, i1, i2, i3, work_size):
+    """:func:`run` through ctypes rather than numba: the same call of the kernel at ``address``
+    (ctypes releases the GIL too). A program that only runs batches (a replay) then never
+    starts numba's dispatcher, whose first use loads its type registries (0.3 s). The arrays
+    must be C-contiguous (their data pointers are passed as they are)."""
+    caller = _CALLERS.get(address)
+    if caller is None:
+        import ctypes
+
+        kind = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_void_p] * ARRAYS), *([ctypes.c_int64] * INTEGERS),
+                                ctypes.c_void_p)
+        caller = _CALLERS[address] = kind(address)
+    work = np.empty(work_size)
+    return caller(*(a.ctypes.data for a in (a0, a1, a2, a3, a4, a5, a6, a7, a8, a9)), int(i0), int(i1), int(i2),
+                  int(i3), work.ctypes.data)
+
+
 @numba.njit(cache=True, nogil=True)
 def run(address, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, i0, i1, i2, i3, work_size):
     """The kernel at ``address`` on ten flat float64 arrays (int64 arrays viewed as float64)

@@ -43,7 +43,7 @@ from numba.extending import register_jitable
 
 from ..model.robot_model import per_model
 from ..model.spatial import Ad, inverse
-from .llvm import Emitter, STACK_WORK, call_address, compile_ir, is_cached, run, signature
+from .llvm import Emitter, STACK_WORK, call_address, compile_ir, is_cached, run, run_batch, signature
 from .njit import njit, njit_without_nrt
 
 WIDTH = 8  # samples per vector: one AVX-512 register of doubles (LLVM splits it on narrower CPUs)
@@ -498,9 +498,9 @@ def rnea(parents, geo, jet, K, wext, out):
         return True
     width = width_for(B)
     flat = jet.reshape(-1)
-    return run(kernel_address(K, width, wrenches), geo, flat, flat, flat, wext.reshape(-1),
-               out.reshape(-1), geo, geo, geo, geo, B, rows, wext.shape[1], 0,
-               work_size(n, K, width, wrenches)) == DONE
+    return run_batch(kernel_address(K, width, wrenches), geo, flat, flat, flat, wext.reshape(-1),
+                     out.reshape(-1), geo, geo, geo, geo, B, rows, wext.shape[1], 0,
+                     work_size(n, K, width, wrenches)) == DONE
 
 
 @register_jitable
