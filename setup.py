@@ -40,8 +40,11 @@ ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-traje
        "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
        "ros-rosgraph-msgs"]
 # analyze-bags: Dask distributed runs the per-bag tasks on local processes or a cluster (and
-# brings fsspec for URLs); pandas holds the fleet table (pyarrow, core, writes it as Parquet)
-FLEET = ["dask[distributed]>=2023.1", "pandas>=1.5"]
+# brings fsspec for URLs); pandas holds the fleet table (pyarrow, core, writes it as Parquet).
+# Supported Dask: 2024.8 to 2026.8 (test_fleet against a real dask scheduler and dask worker
+# processes with distributed 2024.8.0 and 2026.8.0; older releases predate numpy 2); below 2027,
+# whose API is not known yet
+FLEET = ["dask[distributed]>=2024.8,<2027", "pandas>=1.5"]
 # xacro robot descriptions (RobotModel.from_urdf of a .xacro); ament_index_python resolves $(find pkg)
 XACRO = ["xacro>=2.0", "ros-ament-index-python"]
 # identify --method consistent: the convex fit of physically consistent inertias is a semidefinite

@@ -114,7 +114,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--groups", nargs="+", default=["time_derivatives", "floating", "pitched", "id_partials",
                                                         "id_second_partials", "regressor"])
-    parser.add_argument("--orders", type=int, nargs="+", default=[4, 8, 12, 16, 24, 32, 50])
+    parser.add_argument("--orders", type=int, nargs="*", default=[4, 8, 12, 16, 24, 32, 50])
     args = parser.parse_args()
     sys.path.insert(0, ROOT)
     import hod_dynamics as hd
