@@ -121,8 +121,15 @@ def _serve(conns):
     code, others = 0, []
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.nice(5)            # the warm-up yields to the analysis (the critical path) for a core
+        # the warm-up yields to the analysis (the critical path); the drawing, which the parent
+        # waits for, runs at the parent's priority again where that is allowed
+        before = os.nice(0)
+        os.nice(5 - before)
         _warm_up()
+        try:
+            os.nice(before - 5)
+        except OSError:
+            pass
         conn = conns[0]
         for i in range(1, len(conns)):
             pid = os.fork()
@@ -157,10 +164,13 @@ def _serve(conns):
 
 
 def _warm_up():
-    """Import matplotlib and draw a small figure of several panels (fonts, axes, Agg)."""
+    """Import matplotlib and draw a small figure of several panels (fonts, axes, Agg), and import
+    what unpickling an analysis and drawing its plots import (scipy, the replay's modules: half
+    a second that would otherwise come after the analysis)."""
     import io
     import warnings
 
+    from . import analysis, report  # noqa: F401
     from ..plots import figure
 
     warnings.simplefilter("ignore")
