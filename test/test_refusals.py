@@ -108,6 +108,12 @@ def test_a_urdf_mapping_whose_patterns_match_no_bag_is_refused(tmp_path, capsys)
                     "('run_01'); a pattern is matched against the bag's name (fnmatch: 'arm07_*'), or its path when "
                     "the pattern holds a '/'")
     assert not out.exists()
+    # a fleet with no series to judge (every bag failed) says so, not "p < nan for each of the 0"
+    from hod_dynamics.fleet.trends import threshold_text
+
+    text = threshold_text([])
+    assert "nan" not in text and text.endswith("no series could be judged (a trend needs 3 or more bags of a robot "
+                                               "analysed).")
 
 
 def test_a_urdf_above_the_size_limit_is_refused_before_it_is_read(tmp_path, capsys):
