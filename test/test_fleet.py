@@ -386,6 +386,9 @@ def test_a_friction_drift_of_2_percent_a_week_names_that_robot_and_joint_and_no_
     # the drift is far beyond the threshold, and every other series far inside it
     assert found["p"] < found["alpha"] / 100
     assert series.drop(("kuka-lwr", "lwr_1_joint", "coulomb"))["p"].min() > 10 * found["alpha"]
+    # plots=False: no PNG, trends.png neither (--no-plot); the figure of these trends drawn apart
+    assert not (tmp_path / "out" / "trends.png").exists()
+    trends.write_trend_report(frame, str(tmp_path / "out"))
     assert (tmp_path / "out" / "trends.png").stat().st_size > 10_000
 
 

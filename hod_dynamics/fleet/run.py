@@ -257,7 +257,7 @@ def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="au
     from bag-name pattern to those for a fleet of mixed robots (see :func:`robots_for`);
     ``out``: the output folder (None: the table only, nothing written). Per bag
     ``out/<bag>/`` gets the outputs of ``analyze-bag`` (written by the worker) and
-    ``fleet_rows.json``; ``out`` gets ``fleet.parquet``, and with ``trends`` ``trends.png``
+    ``fleet_rows.json``; ``out`` gets ``fleet.parquet``, and with ``trends`` ``trends.png`` (with ``plots``)
     and ``fleet_summary.txt`` (see :mod:`hod_dynamics.fleet.trends`; ``false_alarm``,
     ``drift_change`` its thresholds).
 
@@ -313,7 +313,7 @@ def analyze_bags(paths, model_or_urdf, out=None, *, friction=None, time_base="au
         if out is not None and trends:
             from .trends import write_trend_report
 
-            write_trend_report(frame, out, false_alarm=false_alarm, change=drift_change,
+            write_trend_report(frame, out, false_alarm=false_alarm, change=drift_change, plot=bool(plots),
                                units=joint_units(r for r in robots if r is not None))
     if as_arrow:
         return table_to_arrow(frame)

@@ -244,15 +244,19 @@ def summary_text(frame, trends, *, false_alarm=FALSE_ALARM, change=DRIFT_CHANGE,
     return "\n".join(lines) + "\n"
 
 
-def plot_trends(frame, trends, path, *, max_colored=10):
+def plot_trends(frame, trends, path, *, max_colored=10, units=None):
     """trends.png: per joint (rows) the friction (Coulomb, viscous, with their standard errors)
     and the residual RMS (columns) against the recording time, one line per robot; the lines
     of moved series drawn with their trend, outliers ringed in red. With more than
-    ``max_colored`` robots, the robots with nothing moved are drawn thin and grey."""
+    ``max_colored`` robots, the robots with nothing moved are drawn thin and grey. A title,
+    each axis with its quantity and unit (``units``: {(robot, joint): (force unit, viscous
+    unit)}, default N m and N m s/rad)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    units = units or {}
 
     ok = frame[frame["status"] == "ok"]
     quantities = [q for q in QUANTITIES if np.isfinite(ok[q[0]].to_numpy(float)).any()] if len(ok) else []
@@ -270,7 +274,7 @@ def plot_trends(frame, trends, path, *, max_colored=10):
     colored = robots if len(robots) <= max_colored else [r for r in robots if r in moved_robots][:max_colored]
     cmap = plt.get_cmap("tab10")
     color = {r: cmap(i % 10) for i, r in enumerate(colored)}
-    fig, axes = plt.subplots(len(joints), len(quantities), figsize=(4.6 * len(quantities), 2.1 * len(joints) + 0.8),
+    fig, axes = plt.subplots(len(joints), len(quantities), figsize=(4.6 * len(quantities), 2.1 * len(joints) + 1.0),
                              squeeze=False, sharex=True)
     for row, joint in enumerate(joints):
         for col, (quantity, se_col, label) in enumerate(quantities):
@@ -290,14 +294,19 @@ def plot_trends(frame, trends, path, *, max_colored=10):
                     ax.plot(x[out], y[out], "o", mfc="none", mec="red", ms=9, mew=1.5)
                 if trend is not None and trend.moved:
                     ax.plot([trend.start, trend.end], [trend.first, trend.last], "--", color="red", lw=2)
+            robot = next((r for r in ok.loc[ok["joint"] == joint, "robot"]), None)
+            force, viscous = units.get((robot, joint), ("N m", "N m s/rad"))
             if row == 0:
-                ax.set_title(label)
-            if col == 0:
-                ax.set_ylabel(joint, fontsize=8)
+                ax.set_title(label, fontsize=9)
+            ax.set_ylabel(f"{joint}\n{label} [{viscous if quantity == 'viscous' else force}]", fontsize=7)
             ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
     for ax in axes[-1]:
         ax.tick_params(axis="x", rotation=30)
+        ax.set_xlabel("recording start (UTC)", fontsize=8)
+    bags = ok["bag"].nunique()
+    fig.suptitle(f"Fleet trends over the recording time\n{bags} bags of {len(robots)} robot"
+                 f"{'s' if len(robots) != 1 else ''}", fontsize=10, y=1 - 0.05 / fig.get_figheight(), va="top")
     from matplotlib.lines import Line2D
 
     legend = {}
@@ -308,8 +317,9 @@ def plot_trends(frame, trends, path, *, max_colored=10):
 
     handles += [Line2D([], [], ls="--", color="red", lw=2), Line2D([], [], ls="", marker="o", mfc="none", mec="red")]
     labels += ["trend beyond the threshold", "outlier"]
-    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / fig.get_figheight()))
+    fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), fontsize=8, frameon=False,
+               bbox_to_anchor=(0.5, 1 - 0.45 / fig.get_figheight()))
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / fig.get_figheight()))
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
@@ -342,5 +352,5 @@ def write_trend_report(frame, out, *, false_alarm=None, change=None, units=None,
             import matplotlib  # noqa: F401
         except ImportError:
             return trends
-        plot_trends(frame, trends, os.path.join(out, FIGURE))
+        plot_trends(frame, trends, os.path.join(out, FIGURE), units=units)
     return trends
