@@ -83,15 +83,19 @@ class DaskProcesses:
             client.wait_for_workers(self.workers, timeout=timeout)
 
     def close(self):
-        """SIGTERM to each process (workers first), SIGKILL to what lives 30 s later; returns the PIDs
-        of the processes of their groups that were still alive then (none expected)."""
-        for proc in self.processes[1:] + self.processes[:1]:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        """SIGTERM to the workers (all at once), then to the scheduler; SIGKILL to what lives 10 s
+        after; returns the PIDs of the processes of their groups that were still alive then
+        (none expected)."""
+        for group in (self.processes[1:], self.processes[:1]):
+            for proc in group:
+                proc.terminate()
+            deadline = time.monotonic() + 10
+            for proc in group:
+                try:
+                    proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
         deadline = time.monotonic() + 10
         while any(_living_in_group(p.pid) for p in self.processes) and time.monotonic() < deadline:
             time.sleep(0.2)
