@@ -164,22 +164,21 @@ def _serve(conns):
 
 
 def _warm_up():
-    """Import matplotlib and draw a small figure of several panels (fonts, axes, Agg), and import
-    what unpickling an analysis and drawing its plots import (scipy, the replay's modules: half
-    a second that would otherwise come after the analysis)."""
+    """Draw a small figure of a replay's kind (panels, reference, band, marks, legend, a PNG):
+    matplotlib's imports, fonts and first-use code, and import what unpickling an analysis and
+    drawing its plots import (scipy, the replay's modules: half a second that would otherwise
+    come after the analysis)."""
     import io
     import warnings
 
+    import numpy as np
+
     from . import analysis, report  # noqa: F401
-    from ..plots import figure
+    from ..plots import joint_series_figure, save
 
     warnings.simplefilter("ignore")
-    fig = figure((4, 3))
-    for ax in fig.subplots(2, 1, sharex=True):
-        ax.plot([0.0, 1.0], [0.0, 1.0])
-        ax.fill_between([0.0, 1.0], [0.0, 0.5], [0.5, 1.0])
-        ax.set_ylabel("x [N m]")
-        ax.text(0.5, 0.5, "t")
-    fig.legend(["a"], loc="upper center")
-    fig.suptitle("warm-up")
-    fig.savefig(io.BytesIO(), format="png", dpi=50)
+    t = np.linspace(0.0, 1.0, 50)
+    y = np.column_stack([np.sin(3 * t), np.cos(2 * t)])
+    fig = joint_series_figure(t, y, ("a", "b"), ylabel="tau [N m]", title="warm-up", reference=y + 0.1,
+                              band=np.full_like(y, 0.01), unsupported=["", "warm-up"], limits_from=t > 0.1)
+    save(fig, io.BytesIO())          # at the plots' resolution: glyphs are cached per size in pixels
