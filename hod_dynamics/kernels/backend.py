@@ -10,8 +10,8 @@ with one warning saying so (:class:`NumbaUnavailableWarning`); the environment v
 ``HOD_DYNAMICS_BACKEND`` (``auto``, ``numba`` or ``numpy``) overrides the default, a
 ``backend=`` keyword overrides both.
 
-The kernels are compiled on their first use after an install (about a second for the generated
-ones, 5 to 15 s for numba's) and the machine code is cached on disk (``__pycache__`` beside the
+The kernels are compiled on their first use after an install (about 2 s for the generated ones
+of a fixed base at low orders, 17 to 30 s for numba's: :data:`KERNEL_GROUPS`) and the machine code is cached on disk (``__pycache__`` beside the
 module, numba's user-wide cache when the install is read-only, or ``NUMBA_CACHE_DIR``), so
 later processes load it in well under a second. Just before it compiles one, the library says
 so, once per kernel group and process: a
@@ -77,7 +77,7 @@ KERNEL_GROUPS = {
     "time_derivatives": ("rnea_ir", ("run_one", "run_state"),
                          "time_derivatives, inverse_dynamics and gravity_torques", 2),
     "floating": ("floating_kernels", ("rnea_floating",),
-                 "time_derivatives and inverse_dynamics of floating-base models", 40),
+                 "time_derivatives and inverse_dynamics of floating-base models", 29),
     "pitched": ("rnea_kernels", ("rnea_jets_general",),
                 "time_derivatives and inverse_dynamics of models with a helical (pitched) joint", 21),
     "id_partials": ("partials_ir", ("run_first", "run_mass", "run_forward"),
