@@ -30,7 +30,8 @@ sys.path[:0] = [os.path.join(HERE, ".."), os.path.join(HERE, "..", "test")]
 import hod_dynamics as hd  # noqa: E402
 from hod_dynamics.replay.analysis import analyze_joint_states  # noqa: E402
 from hod_dynamics.recordings.bag import read_joint_states  # noqa: E402
-from hod_dynamics.identification.fit import evaluate, identify, write_outputs  # noqa: E402
+from hod_dynamics.identification.fit import identify  # noqa: E402
+from hod_dynamics.identification.report import evaluate, write_outputs  # noqa: E402
 from recordings import Recording, perturbed_model  # noqa: E402
 
 
