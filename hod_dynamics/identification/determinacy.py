@@ -37,11 +37,14 @@ MASS_TOLERANCE = 0.10
 COM_TOLERANCE = 0.01       # m
 
 
-def determinacy(result, *, mass_tolerance=MASS_TOLERANCE, com_tolerance=COM_TOLERANCE, chi2=CHI2, progress=None):
+def determinacy(result, *, mass_tolerance=MASS_TOLERANCE, com_tolerance=COM_TOLERANCE, chi2=CHI2, extremes=False,
+                progress=None):
     """[dict] per link of an :class:`~hod_dynamics.identification.fit.Identification` made with
     the consistent method: ``link``, ``mass`` (kg), ``mass_interval`` [lo, hi], ``com`` (3,) m,
     ``com_interval`` (3, 2), ``mass_determined``, ``com_determined`` (see the module
-    docstring). Raises HodDynamicsError when a program does not solve."""
+    docstring); with ``extremes``, ``mass_extremes`` (2, p) the standard parameters (inertial,
+    then friction) at the two ends of the mass interval. Raises HodDynamicsError when a
+    program does not solve."""
     fit = ConvexFit(result.base.K, result.prior, result.base.K.shape[1] - result.prior.size, result.fixed,
                     result.bounds)
     cp, scale = fit.cp, fit.scale
@@ -70,8 +73,10 @@ def determinacy(result, *, mass_tolerance=MASS_TOLERANCE, com_tolerance=COM_TOLE
         m, c, _ = com_form(result.parameters[b])
         e = np.zeros(p)
         e[10 * b] = 1.0
-        interval = [-_extreme(plain, objective, -e, x, cp), _extreme(plain, objective, e, x, cp)]
-        interval = [v * scale[10 * b] for v in interval]
+        interval, ends = [], []
+        for sign in (-1.0, 1.0):
+            interval.append(sign * _extreme(plain, objective, sign * e, x, cp) * scale[10 * b])
+            ends.append(np.asarray(x.value) * scale)
         unit.value = e
         com = np.zeros((3, 2))
         for k in range(3):
@@ -84,6 +89,8 @@ def determinacy(result, *, mass_tolerance=MASS_TOLERANCE, com_tolerance=COM_TOLE
                                              and interval[1] <= (1 + mass_tolerance) * m),
                      "com_determined": bool(np.all(com[:, 0] >= c - com_tolerance)
                                             and np.all(com[:, 1] <= c + com_tolerance))})
+        if extremes:
+            rows[-1]["mass_extremes"] = np.array(ends)
     return rows
 
 

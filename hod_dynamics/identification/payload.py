@@ -282,9 +282,11 @@ def payload_urdf(result, *, name="payload"):
     description before ``</robot>``."""
     m, c, Ic = com_form(result.parameters)
     v = lambda x: repr(float(x))  # noqa: E731  the shortest text that reads back to the same double
+    origin = f"a payload on {result.link} identified by hod-dynamics identify from {', '.join(r.name for r in result.recordings)}"
+    while "--" in origin:               # not allowed inside an XML comment
+        origin = origin.replace("--", "-")
     return "\n".join([
-        f"<!-- payload identified by hod-dynamics identify --payload {result.link} from "
-        f"{', '.join(r.name for r in result.recordings)} -->",
+        f"<!-- {origin} -->",
         f'<joint name="{name}_joint" type="fixed">',
         f'  <parent link="{result.link}"/>',
         f'  <child link="{name}"/>',

@@ -211,17 +211,23 @@ class ConvexFit:
 
 
 def solve(problem, cp):
-    """Solve ``problem`` with the first of SOLVERS that succeeds; returns the status (an
-    infeasible problem stops at once: no other solver would find a point)."""
+    """Solve ``problem`` with the first of SOLVERS that succeeds; returns the status of the
+    last one tried ("optimal_inaccurate" is accepted: the solvers reach it within their
+    reduced tolerances; an infeasible verdict is checked by the next solver, as numerical
+    trouble can look like one)."""
+    import warnings
+
     status = None
     for solver, options in SOLVERS:
         if solver not in cp.installed_solvers():
             continue
         try:
-            problem.solve(solver=solver, **options)
+            with warnings.catch_warnings():     # "solution may be inaccurate": the status says it
+                warnings.simplefilter("ignore", UserWarning)
+                problem.solve(solver=solver, **options)
         except cp.error.SolverError:
             continue
         status = problem.status
-        if status in ("optimal", "optimal_inaccurate", "infeasible"):
+        if status in ("optimal", "optimal_inaccurate"):
             return status
     return status if status is not None else problem.status

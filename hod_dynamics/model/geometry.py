@@ -4,8 +4,8 @@ A link's ``<collision>`` (or ``<visual>``) elements hold boxes, cylinders, spher
 Each becomes points in the frame of the moving body the link belongs to (its joint's child
 link plus the links attached to it by fixed or locked joints, :attr:`RobotModel.frames`):
 the corners of a box, two rims of 48 points around a cylinder's ends, 96 points around a
-sphere (the rims and the sphere's points a little outside the surface, so that a hull of the
-points holds the exact shape), and a mesh's vertices times the element's ``scale``.
+sphere (the rims and the sphere's points a little outside the surface, so that the ellipsoid
+fitted to the points holds the exact shape), and a mesh's vertices times the element's ``scale``.
 
 Meshes: STL (binary and ASCII), Wavefront OBJ (``v`` lines) and COLLADA (``.dae``: the
 positions of every geometry placed by the scene's node transforms, in metres by the file's
@@ -43,9 +43,10 @@ def _unit_sphere(count):
     return np.column_stack([np.cos(turn) * np.sin(polar), np.sin(turn) * np.sin(polar), np.cos(polar)])
 
 
-# 96 points on a sphere leave gaps of about 0.4 rad: 1.03 times the radius puts the hull of the
-# points outside the sphere (cos(0.2) = 0.98); 48 points on a circle need 1.003 (cos(pi/48)).
-_SPHERE = _unit_sphere(96) * 1.03
+# The ellipsoids are fitted to these points: the minimum-volume ellipsoid of points spread evenly
+# over a sphere (a circle) is that sphere (the cylinder through the circles), up to the spread's
+# unevenness; 1 % (0.3 %) more radius covers it.
+_SPHERE = _unit_sphere(96) * 1.01
 _RIM = 1.003
 
 
