@@ -296,3 +296,19 @@ def test_well_excited_links_of_a_known_truth_are_found_within_10_percent_and_1_c
             assert all(lo <= x <= hi for x, (lo, hi) in zip(c, row["com_interval"]))
     assert data["cross_validation"]["chosen"] == data["regularization"]
     assert all(lo - 1e-6 <= r["mass"] <= hi + 1e-6 for r in data["plausibility"] for lo, hi in [r["mass_bounds"]])
+
+
+def test_every_flag_that_sets_or_relaxes_a_bound_is_in_the_help_and_in_command_line_md():
+    import argparse
+    import os
+
+    from hod_dynamics.cli.identify_options import add_options
+
+    parser = argparse.ArgumentParser(prog="identify")
+    add_options(parser)
+    flags = [o for action in parser._actions for o in action.option_strings if o.startswith("--") and o != "--help"]
+    assert len(flags) == 14
+    doc = open(os.path.join(os.path.dirname(__file__), "..", "doc", "command_line.md"), encoding="utf-8").read()
+    shown = cli.build_parser()._subparsers._group_actions[0].choices["identify"].format_help()
+    for flag in flags:
+        assert f"`{flag}" in doc and flag in shown, flag
