@@ -126,7 +126,7 @@ def _whole(args, model, runs, checks, names, checked, bounds, xacro_args, plot, 
               for note in source_notes(run.states)]
     result = replace(result, notes=tuple(groups) + result.notes)
     extra = {}
-    if args.determinacy and args.method == "consistent":
+    if args.determinacy:
         from ..identification.determinacy import determinacy
 
         extra["determinacy"] = determinacy(result, progress=status.line)

@@ -129,6 +129,8 @@ def check_combinations(args):
         raise CommandError("--friction-file goes with --payload (a whole identification fits the friction)")
     if args.payload and args.method == "ols":
         raise CommandError("--payload fits with its own method; leave out --method")
+    if args.determinacy and args.method == "ols":
+        raise CommandError("--determinacy measures the consistent fit's bounds; leave out --method ols")
     if args.payload and args.determinacy:
         raise CommandError("--determinacy is for the whole arm's identification; a payload's parameters are all "
                            "determined (or refused)")
