@@ -48,9 +48,11 @@ XACRO = ["xacro>=2.0", "ros-ament-index-python"]
 # program with log-det terms (cvxpy models it, Clarabel solves it, SCS is cvxpy's fallback);
 # threadpoolctl keeps BLAS on one thread for the small dense problems of identify and excite
 IDENTIFICATION = ["cvxpy>=1.4", "clarabel>=0.6", "threadpoolctl>=3"]
-# colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
+# colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way; MuJoCo simulates
+# mechanisms with loops (equality constraints) driven by the computed feedforward, and sympy derives the
+# four-bar's closed-form Lagrangian dynamics: two oracles of the loop dynamics independent of its method
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
-        "setuptools"]
+        "setuptools", "mujoco>=3.1", "sympy>=1.10"]
 
 setup(
     name=PACKAGE,
