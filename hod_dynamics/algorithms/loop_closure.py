@@ -9,8 +9,9 @@ planar loop closed in space), far from it a trust region. A sequence of samples 
 any batch, flattened) is solved in order, each sample from the one before moved by the
 first-order predictor ``dq_p = -Phi_p^+ Phi_a dy``, the first one from the model's assembly
 (itself closed first); a sample is accepted when Newton converged and moved it less than a
-quarter of the predicted step, else the step is halved: the passive joints follow the branch of
-the assembly (an open four-bar stays open), whatever the samples' spacing.
+quarter of the predicted step and that step is short (STEP), else the way to it is cut into
+steps (halved until they close on the branch, doubled again after): the passive joints follow
+the branch of the assembly (an open four-bar stays open), whatever the samples' spacing.
 
 Derivatives, order by order. With the passive coefficient j set to 0, the series arithmetic
 gives ``phi[j] = Phi_a y[j] + r_j``; the passive one solves ``Phi_p q_p[j] = -phi[j]``, the same
@@ -33,7 +34,8 @@ from .loop_series import ClosureSeries
 TOLERANCE = 1e-11     # max |psi| (m, and the unit vectors' differences) of a closed configuration
 MAX_ITERATIONS = 50
 RANK_TOLERANCE = 1e-9  # singular values below this share of the largest entry of Phi count as zero
-HALVINGS = 16          # a step from one sample to the next is halved at most this often
+HALVINGS = 20          # a step from one sample to the next is halved down to 2^-HALVINGS of it
+STEP = 0.5             # rad or m: the largest predicted change of a passive joint accepted in one step
 
 
 def newton(loop, y, q, tol=TOLERANCE, max_iter=MAX_ITERATIONS):
@@ -167,31 +169,36 @@ def _predicted(loop, q_last, y):
 
 def _steps(loop, q_last, y):
     """Newton from the predictions of q_last to y (T, na): the leading run of samples that
-    closed within a quarter of their predicted step (q (T, n), how many)."""
+    closed within a quarter of their predicted step, a step of at most STEP (q (T, n), how
+    many). Both bounds keep the branch: the other branch of a loop is further from a
+    prediction than a quarter of a step that short, except near the singular configurations
+    between the branches."""
     ip = loop.passive_index
     guess = _predicted(loop, q_last, y)
     q, conv, _ = newton(loop, y, guess)
     moved = np.max(np.abs(q[:, ip] - guess[:, ip]), axis=1)
     predicted = np.max(np.abs(guess[:, ip] - q_last[ip]), axis=1)
-    ok = conv & (moved <= 0.25 * predicted + 1e-9)
+    ok = conv & (moved <= 0.25 * predicted + 1e-9) & (predicted <= STEP)
     return q, len(ok) if ok.all() else int(np.argmin(ok))
 
 
-def _halved(loop, q_last, y, sample):
-    """One sample closed from q_last through intermediate actuated positions, halving the step
-    until each closes on the branch (HALVINGS times at most): (n,)."""
+def _continued(loop, q_last, y, sample):
+    """One sample closed from q_last through intermediate actuated positions on the straight
+    line to y: a step that does not close on the branch is halved (down to 2^-HALVINGS of the
+    whole), one that does is doubled for the next: (n,)."""
     y0 = q_last[loop.actuated_index]
-    for halvings in range(1, HALVINGS + 1):
-        parts = 2 ** halvings
-        targets = y0 + (y - y0) * (np.arange(1, parts + 1) / parts)[:, None]
-        q, done, k = q_last, 0, 0
-        while done < parts:
-            step, k = _steps(loop, q, targets[done:done + 1])
-            if k == 0:
-                break
-            q, done = step[0], done + 1
-        if done == parts:
-            return q
+    q, done, step = q_last, 0.0, 0.5
+    while done < 1.0:
+        step = min(step, 1.0 - done)
+        moved, k = _steps(loop, q, (y0 + (done + step) * (y - y0))[None])
+        if k:
+            q, done, step = moved[0], done + step, 2.0 * step
+        elif step > 2.0 ** -HALVINGS:
+            step /= 2.0
+        else:
+            break
+    if done >= 1.0:
+        return q
     q, conv, err = newton(loop, y[None], q_last[None])
     if not conv[0]:
         _unclosed(loop, q, err, conv, sample)
@@ -213,7 +220,7 @@ def follow(loop, y, start):
             chunk = 1
             continue
         if k == 0:
-            q, k = _halved(loop, last, y[i], i)[None], 1
+            q, k = _continued(loop, last, y[i], i)[None], 1
         out[i:i + k] = q[:k]
         last, i = out[i + k - 1], i + k
         chunk = min(256, 2 * chunk) if k == len(q) else max(1, k)
