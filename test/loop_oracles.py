@@ -3,9 +3,11 @@ the four-bar's closed-form Lagrangian dynamics (sympy), MuJoCo with equality con
 same closures, Pinocchio's constrained dynamics, the energy of the mechanism, exact jets of sums
 of sines and central differences in time.
 
-The mechanisms (test/data/loops/, SOURCES.md there): our planar four-bar (a Drake <loop_joint>, and
-the same closure in a closure file), Drake's FourBar example (its <loop_joint>, its <transmission>)
-and a 2-DoF parallel ankle written for these tests (two ball joints as <drake:ball_constraint>).
+The mechanisms: our planar four-bar (test/data/loops/, a Drake <loop_joint>, and the same closure
+in a closure file), a 2-DoF parallel ankle written for these tests (two ball joints as
+<drake:ball_constraint>), and two descriptions of Drake's (test/data/urdf_corpus/drake/, SOURCES.md
+there): its FourBar example (a <loop_joint>, a <transmission>) and the Robotiq 3-finger adaptive
+hand (three planar loops per finger as <loop_joint>s).
 """
 
 import math
@@ -19,9 +21,11 @@ import hod_dynamics as hd
 from hod_dynamics.model.spatial import rpy_matrix
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "loops")
+CORPUS = os.path.join(os.path.dirname(DATA), "urdf_corpus", "drake")      # copies of Drake's files (SOURCES.md)
 FOURBAR_URDF = os.path.join(DATA, "fourbar.urdf")
 FOURBAR_CLOSURES = os.path.join(DATA, "fourbar_closures.yaml")
-DRAKE_FOURBAR = os.path.join(DATA, "drake_four_bar.urdf")
+DRAKE_FOURBAR = os.path.join(CORPUS, "FourBar.urdf")
+ROBOTIQ = os.path.join(CORPUS, "robotiq.urdf")
 ANKLE_URDF = os.path.join(DATA, "parallel_ankle.urdf")
 ANKLE_GEPETTO = os.path.join(DATA, "parallel_ankle_gepetto.yaml")
 
@@ -60,8 +64,36 @@ def ankle():
     return hd.RobotModel.from_urdf(ANKLE_URDF, loops="urdf")
 
 
+# the Robotiq hand: each finger's 10 joints and 3 hinges leave 4 degrees of freedom, its
+# <transmission> actuates one (the adaptive finger closes on springs and stops, not modelled):
+# actuated here, per finger, its motor, two phalanx joints and a joint of its distal four-bar (the
+# four of its joints that leave the others best determined, Phi_p's condition 11), about the
+# closed configuration that Newton's method finds from zero
+ROBOTIQ_ACTUATED = [f"finger_{f}_{j}" for f in ("1", "2", "middle")
+                    for j in ("joint_1", "joint_2", "fourbar_3_joint_2", "fourbar_0_joint_0")]
+ROBOTIQ_FINGER = {"joint_0": -0.192, "joint_1": -0.164, "joint_2": 0.132, "fourbar_3_joint_2": 0.132,
+                  "fourbar_3_joint_0": -0.679, "fourbar_3_joint_1": 1.149, "fourbar_0_joint_2": -0.092,
+                  "fourbar_linkage_joint_0": -1.471, "fourbar_0_joint_0": 0.0, "fourbar_0_joint_1": -1.082}
+ROBOTIQ_MOTION = dict(c0=[ROBOTIQ_FINGER[j.split("_", 2)[2]] for j in ROBOTIQ_ACTUATED], c1=[0.0] * 12,
+                      amps=[[0.08, 0.02]] * 12, freqs=[[1.0 + 0.2 * i, 3.0 + 0.1 * i] for i in range(12)],
+                      phases=[[0.3 * i, 0.7 * i] for i in range(12)])
+
+
+def robotiq(actuated=ROBOTIQ_ACTUATED):
+    """Drake's Robotiq 3-finger hand (strict=False: its <limit>s lack velocities); ``actuated``
+    None: its <transmission> joints."""
+    import warnings
+
+    assembly = {f"finger_{f}_{j}": v for f in ("1", "2", "middle") for j, v in ROBOTIQ_FINGER.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hd.HodDynamicsWarning)
+        return hd.RobotModel.from_urdf(ROBOTIQ, loops="urdf", strict=False, actuated_joints=actuated,
+                                       assembly=assembly)
+
+
 MODELS = {"fourbar": (fourbar, FOURBAR_MOTION), "drake_fourbar": (drake_fourbar, DRAKE_MOTION),
-          "ankle": (ankle, ANKLE_MOTION)}
+          "ankle": (ankle, ANKLE_MOTION), "robotiq": (robotiq, ROBOTIQ_MOTION)}
+URDFS = {"fourbar": FOURBAR_URDF, "drake_fourbar": DRAKE_FOURBAR, "ankle": ANKLE_URDF, "robotiq": ROBOTIQ}
 
 
 def with_min_mass(loop, mass=1e-6, inertia=1e-9):
@@ -154,13 +186,16 @@ def fourbar_lagrangian(path=FOURBAR_URDF, a=0.1, b=0.35, c=0.3, d=0.4, g=9.81):
     Mp, Vp = sp.diff(M, th), sp.diff(V, th)
     f = sp.lambdify(th, [M, Mp, sp.diff(Mp, th), Vp, sp.diff(Vp, th)], "numpy", cse=True)
 
+    def terms(x):
+        return (np.asarray(v, dtype=float) for v in f(np.asarray(x, dtype=float)))
+
     def tau(x, xd, xdd):
-        M_, Mp_, _, Vp_, _ = (np.asarray(v, dtype=float) for v in f(np.asarray(x, dtype=float)))
-        return M_ * xdd + 0.5 * Mp_ * xd ** 2 + Vp_
+        M, Mp, _, Vp, _ = terms(x)
+        return M * xdd + 0.5 * Mp * xd ** 2 + Vp
 
     def tau_dot(x, xd, xdd, x3):
-        M_, Mp_, Mpp_, _, Vpp_ = (np.asarray(v, dtype=float) for v in f(np.asarray(x, dtype=float)))
-        return M_ * x3 + 2 * Mp_ * xd * xdd + 0.5 * Mpp_ * xd ** 3 + Vpp_ * xd
+        M, Mp, Mpp, _, Vpp = terms(x)
+        return M * x3 + 2 * Mp * xd * xdd + 0.5 * Mpp * xd ** 3 + Vpp * xd
 
     return tau, tau_dot
 

@@ -76,8 +76,7 @@ def test_mujoco_driven_by_the_feedforward_alone_tracks_the_ankle_for_2_s():
 
 @pytest.mark.parametrize("name", sorted(L.MODELS))
 def test_pinocchio_constraint_dynamics_with_tau_a_gives_the_planned_accelerations(mechanisms, name):
-    pin_loop = L.PinocchioLoop(mechanisms[name][0], {"fourbar": L.FOURBAR_URDF, "drake_fourbar": L.DRAKE_FOURBAR,
-                                                     "ankle": L.ANKLE_URDF}[name])
+    pin_loop = L.PinocchioLoop(mechanisms[name][0], L.URDFS[name])
     d = _dynamics(mechanisms[name][0], np.array([0.3, 1.1, 1.7]), 0, mechanisms[name][1])
     for s in range(3):
         qdd = pin_loop.constraint_dynamics(d.qjet[s, 0], d.qjet[s, 1], d.tau_a[s, 0])
@@ -87,17 +86,17 @@ def test_pinocchio_constraint_dynamics_with_tau_a_gives_the_planned_acceleration
 @pytest.mark.parametrize("name", sorted(L.MODELS))
 def test_pinocchio_inverse_dynamics_and_its_constrained_derivatives_give_tau_a_and_its_rate(mechanisms, name):
     """Order 0 from Pinocchio's rnea and frame Jacobians; order 1 from its analytical derivatives
-    of the constrained forward dynamics (computeConstraintDynamicsDerivatives), for the ankle
-    (contacts between two moving bodies, where pin 4.1's FD_q is wrong) from central differences
-    of its constraintDynamics."""
-    pin_loop = L.PinocchioLoop(mechanisms[name][0], {"fourbar": L.FOURBAR_URDF, "drake_fourbar": L.DRAKE_FOURBAR,
-                                                     "ankle": L.ANKLE_URDF}[name])
+    of the constrained forward dynamics (computeConstraintDynamicsDerivatives), for the ankle and
+    the hand (contacts between two moving bodies, where pin 4.1's FD_q is wrong) from central
+    differences of its constraintDynamics."""
+    analytic = name in ("fourbar", "drake_fourbar")
+    pin_loop = L.PinocchioLoop(mechanisms[name][0], L.URDFS[name])
     d = _dynamics(mechanisms[name][0], np.array([0.3, 1.1]), 1, mechanisms[name][1])
     for s in range(2):
         scale = max(1.0, np.max(np.abs(d.tau_a[s])))
         assert np.max(np.abs(pin_loop.tau_a(*d.qjet[s, :3]) - d.tau_a[s, 0])) < 1e-10 * scale
-        rate = pin_loop.tau_a_rate(*d.qjet[s, :4], d.tau_a[s, 0], analytic=name != "ankle")
-        assert np.max(np.abs(rate - d.tau_a[s, 1])) < (1e-9 if name != "ankle" else 1e-7) * scale
+        rate = pin_loop.tau_a_rate(*d.qjet[s, :4], d.tau_a[s, 0], analytic=analytic)
+        assert np.max(np.abs(rate - d.tau_a[s, 1])) < (1e-9 if analytic else 1e-7) * scale
 
 
 # -- energy ----------------------------------------------------------------------------------------
@@ -176,6 +175,16 @@ def test_friction_of_the_actuated_joints_is_added_with_its_derivatives(mechanism
 
 
 # -- refusals --------------------------------------------------------------------------------------
+def test_the_robotiq_hands_one_motor_per_finger_leaves_its_fingers_free_and_is_refused():
+    """Drake's Robotiq 3-finger hand actuated as its <transmission>s say: an adaptive hand, each
+    finger's 4 degrees of freedom driven by one motor (through springs and stops, not modelled)."""
+    hand = L.robotiq(actuated=None)
+    assert len(hand.actuated_joints) == 3 and len(hand.closures) == 9
+    with pytest.raises(ActuationError, match=r"fix 18 of its 27 passive coordinates.*and \d+ more can move") as info:
+        hd.inverse_dynamics(hand, np.zeros(3), np.zeros(3), np.zeros(3))
+    assert {"finger_1_joint_1", "finger_2_joint_2", "finger_middle_joint_1"} <= set(info.value.joints)
+
+
 def test_one_motor_of_the_ankle_does_not_determine_it_and_the_free_joints_are_named(mechanisms):
     model = mechanisms["ankle"][0]
     half = model.tree.with_loops(model.closures, ["motor_left"])

@@ -96,10 +96,10 @@ def _factor(loop, J, sample0=0):
         free = vb[int(rank[b]):]
         joints = [loop.passive_joints[i] for i in np.flatnonzero(np.max(np.abs(free), axis=0) > 1e-6)]
         raise ActuationError(
-            f"the actuated joints {list(loop.actuated_joints)} do not determine the mechanism '{loop.name}': the "
+            f"the actuated joints {_names(loop.actuated_joints)} do not determine the mechanism '{loop.name}': the "
             f"closures fix {int(rank[b])} of its {len(ip)} passive coordinates (sample {b + sample0}), so the "
-            f"passive joints {joints} can move with the actuated ones held (actuate one of them, lock one, or add "
-            "a closure; a rod with ball joints at both ends spins freely about its own axis)",
+            f"passive joints {_names(joints)} can move with the actuated ones held (actuate one of them, lock one, "
+            "or add a closure; a rod with ball joints at both ends spins freely about its own axis)",
             kind="underdetermined", joints=joints, sample=b + sample0)
     # actuated columns with a part outside range(Phi_p): the closures constrain the actuated joints
     Ja = J[:, :, ia]
@@ -110,11 +110,17 @@ def _factor(loop, J, sample0=0):
         b = int(bad[0])
         joints = [loop.actuated_joints[i] for i in np.flatnonzero(norms[b] > 1e-7 * scale)]
         raise ActuationError(
-            f"the actuated joints {joints} of '{loop.name}' are not independent: the closures constrain them among "
+            f"the actuated joints {_names(joints)} of '{loop.name}' are not independent: the closures constrain them among "
             f"themselves (sample {b + sample0}), so their torques are not unique and most of their positions "
             "cannot be closed; actuate fewer joints",
             kind="overdetermined", joints=joints, sample=b + sample0)
     return U, s, Vt
+
+
+def _names(joints, shown=8):
+    """'a', 'b', ... and N more: joint names for a one-line message."""
+    text = ", ".join(f"'{j}'" for j in joints[:shown])
+    return text + (f" and {len(joints) - shown} more" if len(joints) > shown else "")
 
 
 def _pinv(factors):
