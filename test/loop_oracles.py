@@ -22,7 +22,7 @@ from hod_dynamics.model.spatial import rpy_matrix
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "loops")
 CORPUS = os.path.join(os.path.dirname(DATA), "urdf_corpus", "drake")      # copies of Drake's files (SOURCES.md)
-FOURBAR_URDF = os.path.join(DATA, "fourbar.urdf")
+FOURBAR_URDF = hd.robot_path("planar_fourbar")                        # shipped
 FOURBAR_CLOSURES = os.path.join(DATA, "fourbar_closures.yaml")
 DRAKE_FOURBAR = os.path.join(CORPUS, "FourBar.urdf")
 ROBOTIQ = os.path.join(CORPUS, "robotiq.urdf")
