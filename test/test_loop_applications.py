@@ -73,6 +73,18 @@ def test_a_stream_served_in_chunks_gives_the_feedforward_of_the_whole_motion(fou
                                                                     accepted.points.t, 0).taujet[:, 0])) < 1e-11
 
 
+def test_the_kernels_a_node_prepares_for_a_mechanism_are_its_trees(fourbar):
+    from hod_dynamics.algorithms.dispatch import prepare_compiled_kernels
+    from hod_dynamics.kernels.backend import numba_available
+
+    if not numba_available():
+        pytest.skip("numba not installed")
+    prepare_compiled_kernels(fourbar, 2)             # as the node's background thread calls it
+    yjet = L.sine_jet(np.linspace(0.0, 1.0, 5), K=5, **L.FOURBAR_MOTION)
+    assert np.max(np.abs(hd.time_derivatives(fourbar, yjet, 2, backend="numba")
+                         - hd.time_derivatives(fourbar, yjet, 2, backend="numpy"))) < 1e-11
+
+
 def test_profiles_and_controller_points_hold_the_actuated_joints_and_their_limits(ankle):
     names, times, positions = _waypoints(ankle, L.ANKLE_MOTION)
     traj = hd.Trajectory.from_waypoints(names, times, 3 * positions, continuity=6)    # the motors past 1.2 rad

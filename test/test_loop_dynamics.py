@@ -162,6 +162,8 @@ def test_a_batch_a_grid_one_sample_and_a_motion_in_pieces_give_the_same_numbers(
     assert tau.shape == (41, 1) and np.max(np.abs(tau - whole[:, 0])) < 1e-12
     guessed = hd.constrained_dynamics(model, yjet, 2, guess=hd.constrained_dynamics(model, yjet, 2).qjet[:, 0])
     assert np.max(np.abs(guessed.tau_a - whole)) < 1e-11
+    closed_form = hd.time_derivatives(model, yjet, 2, method="closed_form")     # the tree's closed form
+    assert np.max(np.abs(closed_form - whole)) < 1e-10 * max(1.0, np.abs(whole).max())
 
 
 def test_friction_of_the_actuated_joints_is_added_with_its_derivatives(mechanisms):
