@@ -160,27 +160,28 @@ def closed_assembly(loop):
     return q[0]
 
 
-def _predicted(loop, q_last, y):
-    """q_last (n,) moved to the actuated positions y (T, na) by -Phi_p^+ Phi_a dy."""
+def _predicted(loop, q_last, y, sample):
+    """q_last (n,) moved to the actuated positions y (T, na) by -Phi_p^+ Phi_a dy (``sample``:
+    the first of them, for the message of an ActuationError at q_last)."""
     series = ClosureSeries(loop, 1, 1)
     series.q[:, 0] = q_last
     series.fill(0)
     J = series.jacobian(0)
     guess = np.repeat(q_last[None], len(y), axis=0)
     guess[:, loop.actuated_index] = y
-    gain = -_pinv(_factor(loop, J))[0] @ J[0][:, loop.actuated_index]
+    gain = -_pinv(_factor(loop, J, sample))[0] @ J[0][:, loop.actuated_index]
     guess[:, loop.passive_index] += (y - q_last[loop.actuated_index]) @ gain.T
     return guess
 
 
-def _steps(loop, q_last, y):
+def _steps(loop, q_last, y, sample):
     """Newton from the predictions of q_last to y (T, na): the leading run of samples that
     closed within a quarter of their predicted step, a step of at most STEP (q (T, n), how
     many). Both bounds keep the branch: the other branch of a loop is further from a
     prediction than a quarter of a step that short, except near the singular configurations
     between the branches."""
     ip = loop.passive_index
-    guess = _predicted(loop, q_last, y)
+    guess = _predicted(loop, q_last, y, sample)
     q, conv, _ = newton(loop, y, guess)
     moved = np.max(np.abs(q[:, ip] - guess[:, ip]), axis=1)
     predicted = np.max(np.abs(guess[:, ip] - q_last[ip]), axis=1)
@@ -196,7 +197,7 @@ def _continued(loop, q_last, y, sample):
     q, done, step = q_last, 0.0, 0.5
     while done < 1.0:
         step = min(step, 1.0 - done)
-        moved, k = _steps(loop, q, (y0 + (done + step) * (y - y0))[None])
+        moved, k = _steps(loop, q, (y0 + (done + step) * (y - y0))[None], sample)
         if k:
             q, done, step = moved[0], done + step, 2.0 * step
         elif step > 2.0 ** -HALVINGS:
@@ -221,7 +222,7 @@ def follow(loop, y, start):
     out = np.empty((len(y), loop.tree.n_dof))
     last, i, chunk = start, 0, 16
     while i < len(y):
-        q, k = _steps(loop, last, y[i:i + chunk])
+        q, k = _steps(loop, last, y[i:i + chunk], i)
         if k == 0 and chunk > 1:
             chunk = 1
             continue
