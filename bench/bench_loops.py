@@ -15,7 +15,6 @@ Pinocchio route (warm-started from the sample before, as a trajectory allows), t
 error of the differences against the exact value. Run: ``python bench/bench_loops.py [N]``.
 """
 
-import math
 import os
 import statistics
 import sys
