@@ -93,26 +93,35 @@ def test_wall_time_stamps_never_repeat_and_stay_on_the_grid(harness):
     assert node.stats["skipped_samples"] == 0
 
 
-def test_a_trajectory_beyond_the_urdf_limits_warns_once_a_second_is_counted_and_can_be_refused(harness, capfd):
-    node = feedforward_node(harness, publish_rate=50.0)
+def test_a_trajectory_beyond_the_urdf_limits_is_refused_or_with_warn_streamed_warning_once_a_second(harness, capfd):
+    """on_limit_violation: the default refuses it in one line naming joint, point, time, value
+    and limit; "warn" (set at run time) streams it, with one line a second at most, counted in
+    the diagnostics."""
+    node = feedforward_node(harness, publish_rate=50.0, on_limit_violation="reject")
     diag = harness.collect(DiagnosticArray, "/diagnostics")
     pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
     times, pos = rest_to_rest(node.model, 2.0, 0.3)
     pos[2, 1] = 3.0  # iiwa_joint_2 reaches 3 rad (limit 2.094)
+    pub.publish(trajectory_msg(node.model.joint_names, times, pos))
+    wait_for(lambda: node.stats["rejected"] == 1, 10, "the refusal")
+    assert node.stats["last_rejection"].endswith("; refused (on_limit_violation is reject)")
+    refused = [line for line in capfd.readouterr().err.splitlines() if "rejected trajectory" in line]
+    assert len(refused) == 1 and re.search(
+        r"\[WARN\].*rejected trajectory: beyond the URDF limits: position of joint 'iiwa_joint_2' reaches 3 at "
+        r"point 100, t = 1\.0000 s \(limit 2\.094\)", refused[0]), refused
+    assert node.set_parameters([Parameter("on_limit_violation", value="warn")])[0].successful
     for k in range(3):  # three within a second: one line
         pub.publish(trajectory_msg(node.model.joint_names, times, pos))
     wait_for(lambda: node.stats["accepted"] == 3, 10, "three trajectories")
     warnings = [line for line in capfd.readouterr().err.splitlines() if "beyond the URDF limits" in line]
     assert len(warnings) == 1 and "[WARN]" in warnings[0], warnings
     assert re.search(r"streaming a trajectory beyond the URDF limits: position of joint 'iiwa_joint_2' reaches 3 at "
-                     r"t = 1\.0000 s \(limit 2\.094\)", warnings[0]), warnings[0]
+                     r"point 100, t = 1\.0000 s \(limit 2\.094\)", warnings[0]), warnings[0]
     wait_for(lambda: any(kv.key == "beyond_limits" and kv.value == "3" for m in diag for s in m.status
                          for kv in s.values), 5, "diagnostics counting 3")
-    assert node.set_parameters([Parameter("refuse_beyond_limits", value=True)])[0].successful
-    pub.publish(trajectory_msg(node.model.joint_names, times, pos))
-    wait_for(lambda: node.stats["rejected"] == 1, 10, "the refusal")
-    assert node.stats["last_rejection"].endswith("; refused (refuse_beyond_limits)")
-    assert node.stats["accepted"] == 3
+    result = node.set_parameters([Parameter("on_limit_violation", value="ignore")])[0]
+    assert not result.successful and result.reason == ("parameter on_limit_violation: expected one of 'reject', "
+                                                       "'warn', got 'ignore' (string)")
 
 
 def test_diagnostics_name_each_node_with_its_namespace(harness):

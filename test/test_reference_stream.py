@@ -17,7 +17,9 @@ T0 = 1_000 * S  # the clock when the tests start: any value
 
 @pytest.fixture
 def stream(iiwa):
-    s = ReferenceStream(0.01, 2)  # 100 Hz, tau, tau', tau''
+    # 100 Hz, tau, tau', tau''; the scheduling tests move faster than the iiwa's velocity limits
+    # (joint 4: 1.31 rad/s): their trajectories are streamed with a warning, not refused
+    s = ReferenceStream(0.01, 2, on_limit_violation="warn")
     s.set_model(iiwa)
     return s
 
@@ -324,18 +326,26 @@ def test_every_trajectory_gets_its_points_for_a_controller(stream, iiwa):
     np.testing.assert_allclose(accepted.points.qjet, accepted.trajectory.jet(accepted.points.t, 2), atol=1e-15)
 
 
-def test_a_trajectory_beyond_the_urdf_limits_is_counted_with_joint_time_value_and_limit(stream, iiwa):
-    names, times, pos = waypoints(iiwa)
-    pos[2, 1] = 3.0  # iiwa_joint_2 at 3 rad, its limit 2.094 rad (120 degrees)
-    accepted = stream.accept(names, times, pos, now_ns=T0)
-    assert re.match(r"^beyond the URDF limits: position of joint 'iiwa_joint_2' reaches 3 at t = 0\.5000 s "
-                    r"\(limit 2\.094\) \(and \d+ more\)$", accepted.beyond_limits), accepted.beyond_limits
+def test_a_trajectory_beyond_the_urdf_limits_is_refused_naming_joint_point_value_and_limit(iiwa):
+    """on_limit_violation "reject" (the default) refuses it, naming the first limit exceeded:
+    joint, point of the trajectory for a controller, time, value and limit; "warn" streams it and
+    counts it with the same reason."""
+    stream = ReferenceStream(0.01, 2)
+    stream.set_model(iiwa)
+    names, times, pos = waypoints(iiwa, amplitude=0.1)
+    bad = pos.copy()
+    bad[2, 1] = 3.0  # iiwa_joint_2 at 3 rad, its limit 2.094 rad (120 degrees)
+    reason = (r"beyond the URDF limits: position of joint 'iiwa_joint_2' reaches 3 at point 50, t = 0\.5000 s "
+              r"\(limit 2\.094\) \(and \d+ more\)")
+    with pytest.raises(hd.TrajectoryError, match=rf"^{reason}; refused \(on_limit_violation is reject\)$"):
+        stream.accept(names, times, bad, now_ns=T0)
+    assert stream.stats["accepted"] == 0 and not stream.pending
+    stream.accept(names, times, pos, now_ns=T0 + 5 * MS)  # within the limits: accepted
+    assert stream.stats["accepted"] == 1 and stream.stats["beyond_limits"] == 0
+    stream.on_limit_violation = "warn"
+    accepted = stream.accept(names, times, bad, now_ns=T0 + 10 * MS)
+    assert re.match(rf"^{reason}$", accepted.beyond_limits), accepted.beyond_limits
     assert stream.stats["beyond_limits"] == 1 and stream.stats["last_beyond_limits"] == accepted.beyond_limits
-    assert stream.pending  # streamed anyway
-    stream.refuse_beyond_limits = True
-    with pytest.raises(hd.TrajectoryError, match=r"^beyond the URDF limits: position of joint 'iiwa_joint_2'.*"
-                                                 r"; refused \(refuse_beyond_limits\)$"):
-        stream.accept(names, times, pos, now_ns=T0 + 5 * MS)
-    assert stream.stats["accepted"] == 1 and len(stream.pending) == 1
-    stream.accept(names, times, waypoints(iiwa)[2], now_ns=T0 + 10 * MS)  # within the limits: accepted
-    assert stream.stats["accepted"] == 2
+    assert len(stream.pending) == 2  # streamed anyway
+    with pytest.raises(hd.InputError, match=r"on_limit_violation must be one of \('reject', 'warn'\), got 'ignore'"):
+        ReferenceStream(0.01, 2, on_limit_violation="ignore")

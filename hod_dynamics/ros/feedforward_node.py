@@ -50,28 +50,34 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 from ..algorithms.dispatch import prepare_compiled_kernels
 from ..algorithms.friction import load_friction
 from ..errors import HodDynamicsError, StartupError
 from ..feedforward.actuators import load_actuators
-from ..feedforward.reference_stream import ReferenceStream, hold_trajectory
+from ..feedforward.measured_state import MeasuredState
+from ..feedforward.reference_stream import LIMIT_POLICIES, MAX_POINTS, ReferenceStream, hold_trajectory
 from ..feedforward.trajectory_feedforward import MAX_PROFILE_SAMPLES, profile_file_bytes, profile_samples
 from ..kernels.backend import compile_notice, compile_notices, requested_backend
 from ..model.robots import model_from_description
 from ..model.urdf import xacro_args_from_strings
-from ..recordings.msgfields import multiarray_dims, stamp_ns
-from .conversions import duration, effort_trajectory_msgs, float64s, profile_message_bytes, waypoints_from_msg
+from .conversions import effort_trajectory_bytes, profile_message_bytes
+from .follow_joint_trajectory import make_proxy
 from .parameters import Spec, declare as declare_parameters, value_of as parameter_value
 from .process import exit_process, run
+from .sample_publishers import SamplePublishers, stream_qos
+from .trajectory_intake import Job, TrajectoryIntake
 from .worker import ModelRecipe, Worker, WorkerStopped
 
 NODE_NAME = "hod_feedforward"
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
+# joint states: best effort takes both best-effort and reliable publishers (drivers use either)
+SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 SWITCH_INTERVAL = 0.0005  # s: a thread waiting for the GIL gets it this soon (Python's default: 5 ms)
 CLOCK_LOG_PERIOD = 10.0   # s between the lines that say the node waits for /clock
 
@@ -96,8 +102,26 @@ PARAMETERS = (
     Spec("initial_positions", "double_array", [], "held before the first trajectory (empty: silent)", "rad or m"),
     Spec("effort_trajectory_rate", "double", 100.0, "grid of the points of ~/trajectory_with_effort, "
          "besides the waypoint times", "Hz", False, (1.0, 10000.0)),
-    Spec("refuse_beyond_limits", "bool", False, "refuse trajectories beyond the URDF position, velocity "
-         "or effort limits (false: stream them, with a warning)", read_only=False),
+    Spec("on_limit_violation", "string", "reject", "a trajectory beyond the URDF position, velocity or effort "
+         "limits at its points for a controller: 'reject' refuses it, 'warn' streams it; both log one line "
+         "naming joint, point, time, value and limit", read_only=False, choices=LIMIT_POLICIES),
+    Spec("max_trajectory_points", "integer", MAX_POINTS, "largest trajectory taken: its waypoints, and its points "
+         "for a controller (effort_trajectory_rate and the waypoints); a larger one is refused at once, naming "
+         "its size", read_only=False, range=(2, 100_000_000)),
+    Spec("joint_states_topic", "string", "/joint_states", "sensor_msgs/JointState of the robot's measured state "
+         "(partial messages of several publishers merged by joint name): a trajectory whose first point is "
+         "after t = 0 is joined from it (empty: from the reference)"),
+    Spec("joint_states_max_age", "double", 1.0, "a measured state older than this is not joined from (the "
+         "reference is)", "s", True, (0.001, 86400.0)),
+    Spec("controller_action", "string", "/joint_trajectory_controller/follow_joint_trajectory",
+         "control_msgs/action/FollowJointTrajectory server the ~/follow_joint_trajectory proxy forwards goals "
+         "to, with effort (empty: no proxy)"),
+    Spec("stream_reliability", "string", "reliable", "QoS reliability of the streamed topics",
+         choices=("reliable", "best_effort")),
+    Spec("stream_depth", "integer", 10, "QoS history depth of the streamed topics", range=(1, 100_000)),
+    Spec("late_samples", "string", "auto", "grid samples a tick could not publish on time: 'drop' (counted as "
+         "dropped_samples), 'publish' (every one, in order, in a burst), 'auto' (drop with the system clock, "
+         "publish with use_sim_time, whose clock steps)", choices=("auto", "drop", "publish")),
     Spec("profile_rate", "double", 1000.0, "sample rate of ~/compute_profile", "Hz", False, (1.0, 100000.0)),
     Spec("profile_dir", "string", "", "folder for profile CSV/NPZ files (empty: none)", read_only=False),
     Spec("profile_size_limit", "double", 1000.0, "largest profile computed: its files and latched messages "
@@ -125,20 +149,27 @@ class FeedforwardNode(Node):
         self.unknown_parameters = declare_parameters(self, PARAMETERS, self._check_parameter)  # warned about
         self.order = self._param("order")
         self.period = 1.0 / self._param("publish_rate")
+        late = self._param("late_samples")
+        sim = self.get_parameter("use_sim_time").value
         self.stream = ReferenceStream(self.period, self.order,
                                       allow_extra_joints=self._param("allow_extra_joints"),
                                       effort_rate=self._param("effort_trajectory_rate"),
-                                      refuse_beyond_limits=self._param("refuse_beyond_limits"))
+                                      on_limit_violation=self._param("on_limit_violation"),
+                                      max_points=self._param("max_trajectory_points"),
+                                      drop_late=late == "drop" or (late == "auto" and not sim))
+        self.measured = MeasuredState(self._param("joint_states_max_age"))
+        self.intake = TrajectoryIntake(self.stream, self.measured, lambda: self.stream.max_points)
         self._recipe = None       # what the model was built from (for the worker)
         self._profiles_written = 0
         self.last_points = None   # the EffortTrajectory of the latest accepted trajectory
         self.ready = False        # serving: ~/trajectory and ~/compute_profile exist
-        self.pub_effort = None    # ~/effort_command exists only while publish_effort_command is true
-        self._effort_lock = threading.Lock()
+        self.proxy = None         # the FollowJointTrajectory proxy, when control_msgs is there
+        self._said = set()        # the one-time log lines said
         self._make_interfaces()
         self._load_model_from_parameters()
         self.add_post_set_parameters_callback(self._parameters_set)
-        self._update_effort_publisher()
+        self.samples.set_effort_command(self._param("publish_effort_command"))
+        self.intake.start()
         self._streamer.start()
         self._sampler.start()
 
@@ -148,15 +179,15 @@ class FeedforwardNode(Node):
     stats = property(lambda self: self.stream.stats)
     backend = property(lambda self: self.stream.backend)
 
+    # the streamed topics' publishers (the tests' view)
+    pub_ff = property(lambda self: self.samples.ff)
+    pub_tau = property(lambda self: self.samples.tau)
+    pub_effort = property(lambda self: self.samples.effort)
+
     # -- set-up --------------------------------------------------------------------------------
     def _make_interfaces(self):
-        # the streamed topics keep as many samples as a late tick may serve at once (a slow
-        # simulated clock: up to a second of them), so that a reliable reader gets them all
-        depth = min(1000, self.stream.catch_up)
-        self.pub_ff = self.create_publisher(JointTrajectory, "~/feedforward", depth)
-        self.pub_tau = self.create_publisher(Float64MultiArray, "~/torque_derivatives", depth)
-        self.pub_motor = self.create_publisher(JointTrajectory, "~/motor_reference", depth)
-        self.pub_motor_d = self.create_publisher(Float64MultiArray, "~/motor_derivatives", depth)
+        self.samples = SamplePublishers(self, self.order, stream_qos(self._param("stream_reliability"),
+                                                                     self._param("stream_depth")))
         self.pub_points = self.create_publisher(JointTrajectory, "~/trajectory_with_effort", 10)
         self.pub_points_d = self.create_publisher(Float64MultiArray, "~/trajectory_derivatives", 10)
         self.pub_profile = self.create_publisher(JointTrajectory, "~/torque_profile", LATCHED)
@@ -169,9 +200,14 @@ class FeedforwardNode(Node):
         compute). A client that waits for a subscriber on ~/trajectory waits for readiness. The
         profile service has a callback group of its own: a long profile (computed by the
         worker) does not hold up trajectories, diagnostics or parameters."""
-        self.create_subscription(JointTrajectory, "~/trajectory", self._on_trajectory, 10)
+        self.create_subscription(JointTrajectory, "~/trajectory", self._on_trajectory, 10, raw=True)
         self.create_service(Trigger, "~/compute_profile", self._on_compute_profile,
                             callback_group=MutuallyExclusiveCallbackGroup())
+        if self._param("joint_states_topic"):
+            self.create_subscription(JointState, self._param("joint_states_topic"), self._on_joint_states,
+                                     SENSOR_QOS)
+        if self._param("controller_action"):
+            self.proxy = make_proxy(self, self._param("controller_action"))
         self.ready = True
         self.get_logger().info(f"ready: serving {self.resolve_topic_name('~/trajectory')} and "
                                f"{self.resolve_service_name('~/compute_profile')} ({self.backend} backend)")
@@ -243,7 +279,7 @@ class FeedforwardNode(Node):
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
                                f"{list(model.joint_names)}, order {self.order}, "
                                f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
-        self._make_messages(model)
+        self.samples.set_model(model)
         self._serve()
         if backend != "numpy":
             threading.Thread(target=self._prepare_compiled, args=(model,), name="hod_feedforward_compile",
@@ -295,21 +331,10 @@ class FeedforwardNode(Node):
     def _parameters_set(self, params):
         names = {p.name for p in params}
         if "publish_effort_command" in names:
-            self._update_effort_publisher()
+            self.samples.set_effort_command(self._param("publish_effort_command"))
         self.stream.effort_rate = self._param("effort_trajectory_rate")
-        self.stream.refuse_beyond_limits = self._param("refuse_beyond_limits")
-
-    def _update_effort_publisher(self):
-        """~/effort_command is advertised only while publish_effort_command is true, so that
-        ``ros2 topic echo`` on it does not wait on a topic that never publishes."""
-        want = self._param("publish_effort_command")
-        with self._effort_lock:
-            if want and self.pub_effort is None:
-                self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command",
-                                                        min(1000, self.stream.catch_up))
-            elif not want and self.pub_effort is not None:
-                publisher, self.pub_effort = self.pub_effort, None
-                self.destroy_publisher(publisher)
+        self.stream.on_limit_violation = self._param("on_limit_violation")
+        self.stream.max_points = self._param("max_trajectory_points")
 
     def _param(self, name):
         """A parameter of the table as Python data (arrays as lists): the one way the node reads
@@ -317,25 +342,37 @@ class FeedforwardNode(Node):
         return parameter_value(self, _SPECS[name])
 
     # -- trajectories --------------------------------------------------------------------------
-    def _on_trajectory(self, msg):
-        now_ns = self.get_clock().now().nanoseconds
-        try:
-            if now_ns == 0:  # simulated time before the first /clock: no start time to give it
-                raise HodDynamicsError("no clock yet: use_sim_time is true and /clock has not been received")
-            accepted = self.stream.accept(*waypoints_from_msg(msg), stamp_ns=stamp_ns(msg.header.stamp),
-                                          now_ns=now_ns)
-        except HodDynamicsError as exc:
-            self.stream.reject(str(exc))
-            self.get_logger().warning(f"rejected trajectory: {exc}")
-            return
+    def _on_trajectory(self, raw):
+        """~/trajectory, as its serialised bytes: queued for the intake thread (the executor
+        never waits for a trajectory to be accepted)."""
+        self.intake.submit(Job(self.get_clock().now().nanoseconds, self._accepted, self._rejected, raw=raw))
+
+    def _on_joint_states(self, msg):
+        self.measured.update(msg.name, msg.position, msg.velocity, self.get_clock().now().nanoseconds)
+
+    def _rejected(self, reason):
+        self.get_logger().warning(f"rejected trajectory: {reason}")
+
+    def _accepted(self, accepted, header):
+        """The intake thread accepted a trajectory: compute its samples ahead, publish its
+        points for a controller, say what it was joined from (once) and what limit it exceeds."""
         self._wake.set()
         self.last_points = accepted.points
-        points, derivatives = effort_trajectory_msgs(accepted.points, msg.header)
+        points, derivatives = effort_trajectory_bytes(accepted.points, *header)
         self.pub_points.publish(points)
         self.pub_points_d.publish(derivatives)
+        if accepted.joined == "reference":
+            self._say_once("joined-reference", f"no measured state on {self.resolve_topic_name(self._param('joint_states_topic') or 'joint_states')} "
+                           "(or older than joint_states_max_age): a trajectory that starts after t = 0 is joined "
+                           "from the current reference")
         if accepted.beyond_limits:  # one line per trajectory, at most one a second
-            self.get_logger().warning(f"streaming a trajectory {accepted.beyond_limits} (set refuse_beyond_limits "
-                                      "to refuse such trajectories)", throttle_duration_sec=1.0)
+            self.get_logger().warning(f"streaming a trajectory {accepted.beyond_limits} (on_limit_violation is warn)",
+                                      throttle_duration_sec=1.0)
+
+    def _say_once(self, key, text):
+        if key not in self._said:
+            self._said.add(key)
+            self.get_logger().info(text)
 
     # -- streaming -----------------------------------------------------------------------------
     def _stream(self):
@@ -398,71 +435,24 @@ class FeedforwardNode(Node):
     def halt(self):
         """Stop the threads' loops and kill the worker process (a profile in progress is
         answered with failure at once): called at shutdown before the executor's threads are
-        joined."""
+        joined. The intake thread is not joined: a trajectory in hand is dropped with the
+        process."""
         self._stop.set()
         self._wake.set()
+        self.intake.stop()
         self.worker.stop()
 
     def _on_tick(self, now):
         t0 = time.perf_counter()
         samples, failure = self.stream.due(now.nanoseconds)
         for sample in samples:
-            self._publish_sample(sample.result, sample.row,
+            self.samples.publish(sample.result, sample.row,
                                  Time(nanoseconds=sample.stamp_ns, clock_type=now.clock_type).to_msg())
         if failure:  # the stream holds the last position from now on
             self.get_logger().error(f"trajectory abandoned, holding the last position: {failure}")
         if samples and self.stream.count_tick(time.perf_counter() - t0):
             self.get_logger().info(f"streaming: first sample published on {self.pub_ff.topic_name} "
                                    f"({self.backend} backend)")
-
-    def _make_messages(self, model):
-        """The messages every sample reuses (rclpy serialises a message when it is published,
-        so the next sample may overwrite it): joint names and layouts are set once."""
-        names, n = list(model.joint_names), model.n_dof
-
-        def one_point():
-            msg = JointTrajectory()
-            msg.joint_names = names
-            msg.points = [JointTrajectoryPoint()]
-            return msg
-
-        def layout(shape, labels):
-            msg = Float64MultiArray()
-            msg.layout.dim = [MultiArrayDimension(label=lab, size=size, stride=stride)
-                              for lab, size, stride in multiarray_dims(shape, labels)]
-            return msg
-
-        self._msg_ff, self._msg_motor = one_point(), one_point()
-        self._msg_tau = layout((self.order + 1, n), ("order", "joint"))
-        self._msg_motor_d = layout((self.order + 1, n), ("order", "joint"))
-        self._msg_effort = layout((n,), ("joint",))
-
-    def _publish_sample(self, result, row, stamp):
-        q, tau = result.qjet[row], result.taujet[row]
-        since = duration(result.t[row])
-        msg = self._msg_ff
-        msg.header.stamp = stamp
-        point = msg.points[0]
-        point.positions, point.velocities, point.accelerations = float64s(q[0]), float64s(q[1]), float64s(q[2])
-        point.effort, point.time_from_start = float64s(tau[0]), since
-        self.pub_ff.publish(msg)
-        self._msg_tau.data = float64s(tau)
-        self.pub_tau.publish(self._msg_tau)
-        if result.thetajet is not None and result.elastic.any():
-            th = result.thetajet[row]  # rows theta^(0..max(order, 2))
-            msg = self._msg_motor
-            msg.header.stamp = stamp
-            point = msg.points[0]
-            point.positions, point.velocities, point.accelerations = (float64s(th[0]), float64s(th[1]),
-                                                                      float64s(th[2]))
-            point.effort, point.time_from_start = float64s(result.u[row]), since
-            self.pub_motor.publish(msg)
-            self._msg_motor_d.data = float64s(th[:self.order + 1])
-            self.pub_motor_d.publish(self._msg_motor_d)
-        effort = self.pub_effort
-        if effort is not None:
-            self._msg_effort.data = float64s(tau[0])
-            effort.publish(self._msg_effort)
 
     # -- offline profile -----------------------------------------------------------------------
     def _on_compute_profile(self, request, response):
@@ -531,6 +521,7 @@ class FeedforwardNode(Node):
         mean = s["compute_s"] / s["ticks"] if s["ticks"] else 0.0
         points = self.last_points
         values = dict(ticks=s["ticks"], late_samples=s["late_samples"], skipped_samples=s["skipped_samples"],
+                      dropped_samples=s["dropped_samples"], trajectories_queued=self.intake.pending(),
                       rejected_messages=s["rejected"], accepted_messages=s["accepted"],
                       beyond_limits=s["beyond_limits"], last_beyond_limits=s["last_beyond_limits"],
                       effort_interpolation_error=("" if points is None else
