@@ -8,6 +8,7 @@ import re
 import time
 
 import numpy as np
+import pytest
 
 from ros_harness import LATCHED, context, feedforward_node, harness, wait_for  # noqa: F401 (fixtures)
 
@@ -79,8 +80,12 @@ def test_simulated_time_serves_one_message_per_grid_point_the_clock_passes(harne
     assert re.search(r"/clock received \(t = 1000\.\d{3} s\): streaming", err)
 
 
-def test_wall_time_stamps_never_repeat_and_stay_on_the_grid(harness):
-    node = feedforward_node(harness, publish_rate=500.0, initial_positions=[0.1] * 7)
+@pytest.mark.parametrize("late", ["publish", "drop"])
+def test_wall_time_stamps_never_repeat_and_stay_on_the_grid(harness, late):
+    """late_samples publish: every grid point once, in order; drop (the default with the system
+    clock): a late tick publishes the last grid point it passed, the ones it missed are counted
+    as dropped, never sent in a burst; in both, stamps never repeat and stay on the grid."""
+    node = feedforward_node(harness, publish_rate=500.0, initial_positions=[0.1] * 7, late_samples=late)
     ff = harness.collect(JointTrajectory, f"{NS}/feedforward", qos=5000)
     pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
     times, pos = rest_to_rest(node.model, 0.5, 0.2)
@@ -88,9 +93,16 @@ def test_wall_time_stamps_never_repeat_and_stay_on_the_grid(harness):
         pub.publish(trajectory_msg(node.model.joint_names, times, pos + 0.1 * k))
         time.sleep(0.6)
     t = stamps_ns(ff)
-    assert np.all(np.diff(t) > 0)  # no duplicate, never back
-    assert np.mean(np.diff(t) == 2 * MS) > 0.99  # off the grid only where a trajectory starts
+    steps = np.diff(t)
+    assert np.all(steps > 0)  # no duplicate, never back
+    on_grid = steps % (2 * MS) == 0
+    assert np.mean(on_grid) > 0.99  # off the grid only where a trajectory starts
     assert node.stats["skipped_samples"] == 0
+    missed = int(np.sum(steps[on_grid] // (2 * MS) - 1))  # grid points between two messages
+    if late == "publish":
+        assert missed == 0 and node.stats["dropped_samples"] == 0
+    else:  # every grid point missed is counted (those around a trajectory's start aside)
+        assert abs(node.stats["dropped_samples"] - missed) <= 3 * np.sum(~on_grid), (node.stats, missed)
 
 
 def test_a_trajectory_beyond_the_urdf_limits_is_refused_or_with_warn_streamed_warning_once_a_second(harness, capfd):

@@ -282,7 +282,8 @@ def test_the_statistics_count_what_the_diagnostics_report(stream, iiwa):
     stream.reject("unknown joints ['elbow']")
     assert stream.count_tick(0.002) is True and stream.count_tick(0.001) is False
     stats = stream.statistics()
-    assert stats == dict(ticks=2, late_samples=0, skipped_samples=0, rejected=2, accepted=1, beyond_limits=0,
+    assert stats == dict(ticks=2, late_samples=0, skipped_samples=0, dropped_samples=0, rejected=2, accepted=1,
+                         beyond_limits=0,
                          compute_s=0.002 + 0.001, compute_max_s=0.002, last_rejection="unknown joints ['elbow']",
                          last_beyond_limits="", stream_errors=0, last_stream_error="")
     stats["ticks"] = 99
@@ -349,3 +350,14 @@ def test_a_trajectory_beyond_the_urdf_limits_is_refused_naming_joint_point_value
     assert len(stream.pending) == 2  # streamed anyway
     with pytest.raises(hd.InputError, match=r"on_limit_violation must be one of \('reject', 'warn'\), got 'ignore'"):
         ReferenceStream(0.01, 2, on_limit_violation="ignore")
+
+
+def test_with_drop_late_a_late_tick_serves_only_the_last_grid_point_and_counts_the_others(iiwa):
+    s = ReferenceStream(0.01, 2, drop_late=True)
+    s.set_model(iiwa, hold=np.zeros(7), now_ns=T0)
+    due(s, T0)
+    samples = due(s, T0 + 35 * MS)  # 10, 20 ms missed: dropped; 30 ms served
+    assert stamps(samples) == [T0 + 30 * MS]
+    assert s.stats["dropped_samples"] == 2 and s.stats["late_samples"] == 0
+    assert stamps(due(s, T0 + 41 * MS)) == [T0 + 40 * MS]  # on time again: nothing dropped
+    assert s.stats["dropped_samples"] == 2

@@ -145,6 +145,9 @@ class ReferenceStream:
     ``max_points`` apply to the trajectories accepted from then on (a node sets them from its
     parameters); ``catch_up_seconds``: how many grid points a late clock still gets served;
     ``drop_late``: a late tick serves only the last grid point passed (the others are dropped).
+    ``points``: None, or a function ``(model, trajectory, rate, order, friction)`` that computes
+    the points for a controller as :func:`~hod_dynamics.feedforward.effort_trajectory.effort_trajectory`
+    does (a node hands them to a process with compiled kernels).
     """
 
     def __init__(self, period, order, *, allow_extra_joints=False, chunk_seconds=CHUNK_SECONDS,
@@ -163,6 +166,7 @@ class ReferenceStream:
         self.on_limit_violation = on_limit_violation
         self.max_points = int(max_points)
         self.drop_late = drop_late
+        self.points = None  # points(model, trajectory, rate, order, friction): another way to compute them
         self.model = self.actuators = self.friction = None
         self.active = None        # (Trajectory in model order, start ns), the current reference
         self.pending = []         # [(start ns, Trajectory)] waiting for their start time
@@ -212,8 +216,8 @@ class ReferenceStream:
         check_size(np.atleast_1d(np.asarray(times, dtype=float)), self.effort_rate, self.max_points)
         traj, joined = self._trajectory(names, times, positions, velocities, accelerations, now_ns, state)
         model = self.model
-        points = effort_trajectory(model, traj, self.effort_rate, self.order, self.friction,
-                                   backend=self.backend)
+        points = (effort_trajectory(model, traj, self.effort_rate, self.order, self.friction, backend=self.backend)
+                  if self.points is None else self.points(model, traj, self.effort_rate, self.order, self.friction))
         limits = limit_report(model, points.t, points.qjet, points.taujet, name_points=True)
         reason = beyond_limits_reason(limits)
         if reason and self.on_limit_violation == "reject":

@@ -55,14 +55,13 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from ..algorithms.dispatch import prepare_compiled_kernels
 from ..algorithms.friction import load_friction
 from ..errors import HodDynamicsError, StartupError
 from ..feedforward.actuators import load_actuators
 from ..feedforward.measured_state import MeasuredState
 from ..feedforward.reference_stream import LIMIT_POLICIES, MAX_POINTS, ReferenceStream, hold_trajectory
 from ..feedforward.trajectory_feedforward import MAX_PROFILE_SAMPLES, profile_file_bytes, profile_samples
-from ..kernels.backend import compile_notice, compile_notices, requested_backend
+from ..kernels.backend import requested_backend
 from ..model.robots import model_from_description
 from ..model.urdf import xacro_args_from_strings
 from .conversions import effort_trajectory_bytes, profile_message_bytes
@@ -145,7 +144,9 @@ class FeedforwardNode(Node):
         self._wake = threading.Event()  # a trajectory arrived: compute its samples ahead
         self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
         self._sampler = threading.Thread(target=self._compute_ahead, name="hod_feedforward_ahead", daemon=True)
-        self.worker = Worker()
+        self.worker = Worker()         # compiles the kernels, computes the profiles
+        self.points_worker = Worker()  # computes the points of every trajectory for a controller
+        self.compiled = False          # the workers have the compiled kernels
         self.unknown_parameters = declare_parameters(self, PARAMETERS, self._check_parameter)  # warned about
         self.order = self._param("order")
         self.period = 1.0 / self._param("publish_rate")
@@ -158,7 +159,8 @@ class FeedforwardNode(Node):
                                       max_points=self._param("max_trajectory_points"),
                                       drop_late=late == "drop" or (late == "auto" and not sim))
         self.measured = MeasuredState(self._param("joint_states_max_age"))
-        self.intake = TrajectoryIntake(self.stream, self.measured, lambda: self.stream.max_points)
+        self.intake = TrajectoryIntake(self.stream, self.measured, lambda: self.stream.max_points,
+                                       log=self.get_logger().debug)
         self._recipe = None       # what the model was built from (for the worker)
         self._profiles_written = 0
         self.last_points = None   # the EffortTrajectory of the latest accepted trajectory
@@ -286,36 +288,40 @@ class FeedforwardNode(Node):
                              daemon=True).start()
 
     def _prepare_compiled(self, model):
-        """Background thread: make the compiled kernels the node needs ready, then switch to
-        them; the numpy path serves meanwhile, with the same numbers. On an empty numba cache
-        the worker process compiles them (tens of seconds of Python that would otherwise hold
-        this interpreter while it streams) and this process loads them from the cache."""
-        self.get_logger().info("preparing the compiled kernels (numba) in the background; "
+        """Background thread: have the worker processes compile (or load) the kernels, then hand
+        them the points of every trajectory for a controller (:meth:`_points`) and the profiles.
+        This process never imports numba (see :mod:`.worker`): its stream stays on the numpy
+        path, whose vectorised chunks cost a few percent of a core, and which no compile or
+        load of compiled code can hold up."""
+        self.get_logger().info("preparing the compiled kernels (numba) in the worker processes; "
                                "the numpy path serves meanwhile")
         t0 = time.monotonic()
         order = self.stream.continuity - 2
         try:
-            notice = compile_notice("time_derivatives")
-            if notice:  # numba's cache is empty (first start after an install): the worker compiles
+            (notice,) = self.worker.request("notice", "time_derivatives")
+            if notice:  # numba's cache is empty (a first start after an install): the worker compiles
                 self.get_logger().info(notice)
-                try:
-                    self.worker.request("compile", self._recipe, order)
-                except WorkerStopped:
-                    return
-                except HodDynamicsError as exc:  # this process compiles them itself
-                    self.get_logger().warning(f"the worker process could not compile the kernels: {exc}")
-            if self._stop.is_set():
-                return
-            with compile_notices(self.get_logger().info):  # a compile here too is announced as it starts
-                prepare_compiled_kernels(model, order)  # loaded from the cache the worker filled
-        except Exception as exc:  # the numpy path keeps serving
-            self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc!r}")
+            self.worker.request("compile", self._recipe, order)
+            self.points_worker.request("compile", self._recipe, order)  # loaded from the cache just filled
+        except WorkerStopped:
+            return
+        except HodDynamicsError as exc:  # the numpy path keeps serving
+            self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc}")
             return
         if self._stop.is_set():
             return
-        self.stream.backend = "numba"
-        self.get_logger().info(f"compiled kernels ready after {time.monotonic() - t0:.1f} s: "
-                               "the numba backend takes over")
+        self.compiled = True
+        self.stream.points = self._points
+        self.get_logger().info(f"compiled kernels ready after {time.monotonic() - t0:.1f} s: compiled code takes over "
+                               "the trajectories' points for a controller and the profiles (in the worker processes)")
+
+    def _points(self, model, trajectory, rate, order, friction):
+        """The points of ``trajectory`` for a controller, from the worker process that has the
+        compiled kernels (the stream's own numpy path when it is not there)."""
+        try:
+            return self.points_worker.request("points", self._recipe, trajectory, rate, order)[0]
+        except WorkerStopped:
+            raise HodDynamicsError("the node is shutting down") from None
 
     def _check_parameter(self, name, value):
         """The node's own rule for a run-time value (types and ranges are checked from the
@@ -441,6 +447,7 @@ class FeedforwardNode(Node):
         self._wake.set()
         self.intake.stop()
         self.worker.stop()
+        self.points_worker.stop()
 
     def _on_tick(self, now):
         t0 = time.perf_counter()
@@ -499,7 +506,7 @@ class FeedforwardNode(Node):
             base = os.path.join(folder, time.strftime("profile_%Y%m%d_%H%M%S") + f"_{self._profiles_written}")
         summary, blobs = self.worker.request(
             "profile", self._recipe, traj, rate, self.order, self._param("effort_rate_limits") or None,
-            self.backend, base, self.get_clock().now().to_msg())
+            "numba" if self.compiled else "numpy", base, self.get_clock().now().to_msg())
         try:
             for publisher, path in zip((self.pub_profile, self.pub_profile_d), blobs):
                 with open(path, "rb") as f:
@@ -522,6 +529,7 @@ class FeedforwardNode(Node):
         points = self.last_points
         values = dict(ticks=s["ticks"], late_samples=s["late_samples"], skipped_samples=s["skipped_samples"],
                       dropped_samples=s["dropped_samples"], trajectories_queued=self.intake.pending(),
+                      last_trajectory_seconds="" if self.intake.seconds is None else f"{self.intake.seconds:.3g}",
                       rejected_messages=s["rejected"], accepted_messages=s["accepted"],
                       beyond_limits=s["beyond_limits"], last_beyond_limits=s["last_beyond_limits"],
                       effort_interpolation_error=("" if points is None else
@@ -529,7 +537,8 @@ class FeedforwardNode(Node):
                       compute_time_mean_us=round(mean * 1e6, 1),
                       compute_time_max_us=round(s["compute_max_s"] * 1e6, 1),
                       last_rejection=s["last_rejection"], stream_errors=s["stream_errors"],
-                      last_stream_error=s["last_stream_error"], backend=self.backend)
+                      last_stream_error=s["last_stream_error"], backend=self.backend,
+                      worker_backend="numba" if self.compiled else "numpy")
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()

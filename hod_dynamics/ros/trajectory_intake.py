@@ -13,6 +13,7 @@ subscription), has the stream accept it and hands the result to the caller's cal
 
 import queue
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -39,10 +40,14 @@ class Job:
 class TrajectoryIntake:
     """The queue and the thread that accept trajectories for ``stream`` (a ReferenceStream),
     joined from ``measured`` (a MeasuredState). ``max_points()``: the largest number of
-    waypoints a message may have (read at each message: a parameter)."""
+    waypoints a message may have (read at each message: a parameter). ``log(text)``: where a
+    line on each trajectory taken in goes (its size, then the seconds it took); ``seconds``:
+    those of the last one."""
 
-    def __init__(self, stream, measured, max_points, name="hod_feedforward_intake"):
+    def __init__(self, stream, measured, max_points, log=None, name="hod_feedforward_intake"):
         self.stream, self.measured, self.max_points = stream, measured, max_points
+        self.log = log or (lambda text: None)
+        self.seconds = None
         self._jobs = queue.Queue()
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -67,6 +72,7 @@ class TrajectoryIntake:
             job = self._jobs.get()
             if job is None or self._stop.is_set():
                 return
+            start = time.perf_counter()
             try:
                 accepted, header = self.accept(job)
             except HodDynamicsError as exc:
@@ -77,6 +83,9 @@ class TrajectoryIntake:
                 self.stream.reject(repr(exc))
                 job.failed(f"internal error: {exc!r}")
                 continue
+            self.seconds = time.perf_counter() - start
+            self.log(f"accepted a trajectory of {len(accepted.trajectory.waypoint_times)} waypoints in "
+                     f"{self.seconds:.3f} s")
             job.done(accepted, header)
 
     def accept(self, job):
@@ -86,6 +95,7 @@ class TrajectoryIntake:
             if count > self.max_points():
                 raise HodDynamicsError(f"trajectory of {count} points refused: more than max_trajectory_points "
                                        f"{self.max_points()}")
+            self.log(f"taking in a trajectory of {count} points")
             arrays = decode_joint_trajectory(job.raw)
             names, times, pos, vel, acc = waypoints(arrays)
             header = (arrays.stamp_ns, arrays.frame_id)
