@@ -506,7 +506,7 @@ class FeedforwardNode(Node):
             base = os.path.join(folder, time.strftime("profile_%Y%m%d_%H%M%S") + f"_{self._profiles_written}")
         summary, blobs = self.worker.request(
             "profile", self._recipe, traj, rate, self.order, self._param("effort_rate_limits") or None,
-            "numba" if self.compiled else "numpy", base, self.get_clock().now().to_msg())
+            None, base, self.get_clock().now().to_msg())  # None: the worker's default, compiled when numba is there
         try:
             for publisher, path in zip((self.pub_profile, self.pub_profile_d), blobs):
                 with open(path, "rb") as f:

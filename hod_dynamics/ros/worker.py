@@ -27,6 +27,7 @@ signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # first: before the heav
 
 import json  # noqa: E402
 import os  # noqa: E402
+import queue  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -77,8 +78,28 @@ class Worker:
         self._lock = threading.Lock()
         self._proc = self._conn = None
         self._stopped = False
+        self._spawns = queue.Queue()
+        # The process is started by a thread that lives as long as this Worker: Linux sends the
+        # parent-death signal (PR_SET_PDEATHSIG, see _die_with_parent) when the *thread* that
+        # started the child ends, so a child of a passing thread would be killed with it.
+        threading.Thread(target=self._spawner, name="hod_worker_spawner", daemon=True).start()
+
+    def _spawner(self):
+        while True:
+            done = self._spawns.get()
+            try:
+                done.put(self._spawn())
+            except Exception as exc:  # handed to the requesting thread
+                done.put(exc)
 
     def _start(self):
+        done = queue.Queue()
+        self._spawns.put(done)
+        started = done.get()
+        if isinstance(started, Exception):
+            raise started
+
+    def _spawn(self):
         ours, theirs = socket.socketpair()
         env = dict(os.environ, HOD_DYNAMICS_THREADS="1")  # one core for the worker, one for the node
         try:
