@@ -34,6 +34,7 @@ class Harness:
         self.context = context
         self.client = rclpy.create_node("hod_test_client", context=context)
         self.received = {}
+        self.actions = []  # action servers and clients: rclpy's destroy_node leaves them (and the node) alive
         self._spinning = []
         self._spin(self.client, SingleThreadedExecutor(context=context))
 
@@ -72,6 +73,9 @@ class Harness:
             executor.shutdown()
         for node, _, thread in reversed(self._spinning):
             thread.join(timeout=10)
+        for action in self.actions:
+            action.destroy()
+        for node, _, _ in reversed(self._spinning):
             node.destroy_node()
 
 

@@ -51,6 +51,7 @@ class FakeController:
         self.server = ActionServer(self.node, action, name, self._execute,
                                    cancel_callback=lambda handle: CancelResponse.ACCEPT,
                                    callback_group=ReentrantCallbackGroup())
+        harness.actions.append(self.server)
         harness._spin(self.node, MultiThreadedExecutor(num_threads=2, context=harness.context))
 
     def _execute(self, handle):
@@ -99,9 +100,12 @@ def moveit_goal(action, model, duration=1.2, points=25, start=(0.1,) * 7):
 
 
 def client_of(harness, action):
-    from rclpy.action import ActionClient
+    from hod_dynamics.ros.follow_joint_trajectory import LockedActionClient
 
-    client = ActionClient(harness.client, action, f"{NS}/follow_joint_trajectory")
+    # made while the client node spins in another thread, as the proxy's own client may be:
+    # rclpy's ActionClient then races its executor (see LockedActionClient)
+    client = LockedActionClient(harness.client, action, f"{NS}/follow_joint_trajectory")
+    harness.actions.append(client)
     assert client.wait_for_server(timeout_sec=15), "the proxy's action server"
     return client
 
@@ -195,3 +199,53 @@ def test_a_goal_the_node_refuses_or_without_a_controller_is_rejected_and_the_nod
     sent = client.send_goal_async(moveit_goal(action, node.model))
     wait_for(sent.done, 20, "the answer")
     assert sent.result().accepted
+
+
+def test_a_destroyed_node_with_the_proxy_leaves_the_graph(context, control_msgs):
+    """rclpy's destroy_node leaves a node's action servers and clients alive, and the node with
+    them; the node destroys its proxy first, so a relaunched node is the only one of its name."""
+    from ros_harness import Harness
+
+    first = Harness(context)
+    node = feedforward_node(first, controller_action=f"/jtc_{next(CONTROLLERS)}/follow_joint_trajectory")
+    wait_for(lambda: node.ready and node.proxy is not None, 10, "the node and its proxy")
+    first.close()
+    second = Harness(context)
+    try:
+        wait_for(lambda: ("hod_feedforward", "/") not in second.client.get_node_names_and_namespaces(), 10,
+                 "the destroyed node to leave the graph")
+    finally:
+        second.close()
+
+
+def test_the_proxys_action_client_can_be_waited_on_the_moment_it_joins_the_node(harness, control_msgs):
+    """An executor in another thread may wait on the client as soon as it is among the node's
+    waitables; rclpy's own ActionClient is not ready for that yet (ros2/rclpy issue 1589), the
+    proxy's is. The executor's call is made at that moment, deterministically."""
+    from hod_dynamics.ros.follow_joint_trajectory import LockedActionClient
+
+    node = rclpy.create_node("hod_test_waitables", context=harness.context)
+    joined = node.add_waitable
+    node.add_waitable = lambda waitable: (joined(waitable), waitable.get_num_entities())
+    try:
+        client = LockedActionClient(node, control_msgs, "/as_the_proxy_makes_it")
+        assert client.get_num_entities().num_clients == 3  # goal, cancel and result services
+        client.destroy()
+    finally:
+        node.destroy_node()
+
+
+def test_the_moveit_controllers_file_points_moveit_at_the_proxy():
+    """config/moveit_controllers.yaml: MoveIt's simple controller manager sends the iiwa 14's
+    goals to <controller>/<action_ns> = the node's ~/follow_joint_trajectory."""
+    import yaml
+
+    with open(os.path.join(HERE, "..", "config", "moveit_controllers.yaml"), encoding="utf-8") as fh:
+        config = yaml.safe_load(fh)
+    manager = config["moveit_simple_controller_manager"]
+    assert config["moveit_controller_manager"] == "moveit_simple_controller_manager/MoveItSimpleControllerManager"
+    (name,) = manager["controller_names"]
+    controller = manager[name]
+    assert f"/{name}/{controller['action_ns']}" == f"{NS}/follow_joint_trajectory"
+    assert controller["type"] == "FollowJointTrajectory" and controller["default"] is True
+    assert controller["joints"] == list(hd.load_robot("iiwa14").joint_names)

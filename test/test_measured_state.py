@@ -81,3 +81,16 @@ def test_a_trajectory_too_large_is_refused_before_any_work_naming_its_size_and_t
     with pytest.raises(Exception, match=r"20 s refused: with the 100 Hz points for a controller it makes 2003 points"):
         stream.accept(list(iiwa.joint_names), [0.0, 20.0], np.zeros((2, 7)), now_ns=T0)  # 2 waypoints, 20 s
     assert stream.stats["accepted"] == 0
+
+
+def test_the_figure_of_the_join_is_drawn(tmp_path):
+    """examples/join_from_measured_state.py (the figure of doc/ros2_interface.md) runs."""
+    import os
+    import subprocess
+    import sys
+
+    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                          "join_from_measured_state.py")
+    out = tmp_path / "join.png"
+    subprocess.run([sys.executable, script, str(out)], check=True, capture_output=True, timeout=120)
+    assert out.stat().st_size > 10_000

@@ -136,3 +136,28 @@ def test_a_trajectory_over_the_size_limit_is_refused_naming_its_size_and_the_par
     assert node.stats["last_rejection"] == ("trajectory of 2 waypoints over 6 s refused: with the 100 Hz points for a "
                                             "controller it makes 603 points, more than max_trajectory_points 500")
     assert node.stats["accepted"] == 0
+
+
+def test_the_plotjuggler_layout_plots_what_the_node_publishes(harness):
+    """config/plotjuggler_tau.xml parses; its curves are the effort of every joint of the shipped
+    iiwa 14 on the JointState topics a node with order 2 publishes, each topic it subscribes is
+    one of them, and none is missing."""
+    import os
+    import xml.etree.ElementTree as ET
+
+    node = feedforward_node(harness, publish_rate=50.0)
+    layout = ET.parse(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config",
+                                   "plotjuggler_tau.xml")).getroot()
+    def published():
+        return {name for name, types in node.get_publisher_names_and_types_by_node(node.get_name(),
+                                                                                    node.get_namespace())
+                if types == ["sensor_msgs/msg/JointState"]}
+
+    # the graph is filled by discovery, asynchronously even for the node's own publishers
+    wait_for(lambda: len(published()) >= 3, 10, "the JointState publishers in the graph")
+    published = published()
+    assert published == {f"{NS}/tau", f"{NS}/tau_dot", f"{NS}/tau_ddot"}
+    curves = [c.get("name") for c in layout.iter("curve")]
+    expected = {f"{topic}/{joint}/effort" for topic in published for joint in node.model.joint_names}
+    assert sorted(curves) == sorted(expected)
+    assert {t.get("name") for t in layout.iter("topic")} == published

@@ -361,3 +361,17 @@ def test_with_drop_late_a_late_tick_serves_only_the_last_grid_point_and_counts_t
     assert s.stats["dropped_samples"] == 2 and s.stats["late_samples"] == 0
     assert stamps(due(s, T0 + 41 * MS)) == [T0 + 40 * MS]  # on time again: nothing dropped
     assert s.stats["dropped_samples"] == 2
+
+
+def test_a_late_tick_across_a_trajectory_start_drops_each_grid_point_passed_once(iiwa):
+    """The hold is served at 0 and 10 ms; a trajectory starts at 23 ms (off the hold's grid);
+    the next tick comes at 75 ms. Passed meanwhile: the hold's 20 ms (its 30 ms and later are
+    the trajectory's time), the trajectory's 23, 33, 43, 53, 63 and 73 ms: 73 ms is served, the
+    six others dropped, each once: ceil((73 - 10) / 10) - 1, the count a reader of the stamps
+    infers from the gap."""
+    s = ReferenceStream(0.01, 2, drop_late=True, on_limit_violation="warn")
+    s.set_model(iiwa, hold=np.zeros(7), now_ns=T0)
+    assert stamps(due(s, T0)) == [T0] and stamps(due(s, T0 + 10 * MS)) == [T0 + 10 * MS]
+    s.accept(*waypoints(iiwa), stamp_ns=T0 + 23 * MS, now_ns=T0 + 12 * MS)
+    assert stamps(due(s, T0 + 75 * MS)) == [T0 + 73 * MS]
+    assert s.stats["dropped_samples"] == 6

@@ -27,8 +27,10 @@ stream decides is here, and tested in milliseconds without DDS:
   ``catch_up_seconds`` of points (counted ``skipped_samples``); the first sample of a stream is
   the last grid point the clock has passed. With ``drop_late`` (a node on the system clock,
   whose readers want the present, not a burst of the past) a tick serves only the last grid
-  point the clock has passed and counts the earlier ones it missed as ``dropped_samples``. A clock that goes back by more than two periods (a
-  bag played again) restarts the stream at the current reference's grid.
+  point the clock has passed and counts the earlier ones it missed as ``dropped_samples``, each
+  once (a trajectory that starts meanwhile takes over at its start: the points of the one before
+  are counted up to there). A clock that goes back by more than two periods (a bag played again)
+  restarts the stream at the current reference's grid.
 - **Points for a controller** (:mod:`hod_dynamics.feedforward.effort_trajectory`): every accepted trajectory
   is also resampled at ``effort_rate`` Hz plus its waypoint times, with tau at each point, for
   joint_trajectory_controller's effort feedforward.
@@ -345,8 +347,12 @@ class ReferenceStream:
                     continue
                 if stamp > now_ns:
                     break
-                behind = (now_ns - stamp) // self.period_ns + 1  # points due, this one included
-                keep = 1 if self.drop_late else self.catch_up
+                # a queued trajectory whose start has come takes over there: the points of this
+                # one due before it are late, and the last point passed is the new one's
+                superseded = pending is not None and pending <= now_ns
+                horizon = pending - 1 if superseded else now_ns
+                behind = (horizon - stamp) // self.period_ns + 1  # points due, this one included
+                keep = (0 if superseded else 1) if self.drop_late else self.catch_up
                 if behind > keep:
                     skip = behind - keep
                     self._k += skip

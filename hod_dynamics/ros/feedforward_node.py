@@ -363,17 +363,18 @@ class FeedforwardNode(Node):
         """The intake thread accepted a trajectory: compute its samples ahead, publish its
         points for a controller, say what it was joined from (once) and what limit it exceeds."""
         self._wake.set()
+        # said before the points go out: whoever has the points has the lines
+        if accepted.joined == "reference":
+            topic = self.resolve_topic_name(self._param("joint_states_topic") or "joint_states")
+            self._say_once("joined-reference", f"no measured state on {topic} (or older than joint_states_max_age): "
+                           "a trajectory that starts after t = 0 is joined from the current reference")
+        if accepted.beyond_limits:  # one line per trajectory, at most one a second
+            self.get_logger().warning(f"streaming a trajectory {accepted.beyond_limits} (on_limit_violation is warn)",
+                                      throttle_duration_sec=1.0)
         self.last_points = accepted.points
         points, derivatives = effort_trajectory_bytes(accepted.points, *header)
         self.pub_points.publish(points)
         self.pub_points_d.publish(derivatives)
-        if accepted.joined == "reference":
-            self._say_once("joined-reference", f"no measured state on {self.resolve_topic_name(self._param('joint_states_topic') or 'joint_states')} "
-                           "(or older than joint_states_max_age): a trajectory that starts after t = 0 is joined "
-                           "from the current reference")
-        if accepted.beyond_limits:  # one line per trajectory, at most one a second
-            self.get_logger().warning(f"streaming a trajectory {accepted.beyond_limits} (on_limit_violation is warn)",
-                                      throttle_duration_sec=1.0)
 
     def _say_once(self, key, text):
         if key not in self._said:
@@ -431,11 +432,15 @@ class FeedforwardNode(Node):
 
     def destroy_node(self):
         """Stop streaming (joined, so no sample is published by a destroyed node) and the
-        worker process, then destroy."""
+        worker process, then destroy, the proxy's action server and client first."""
         self.halt()
         for thread in (self._streamer, self._sampler):
             if thread.is_alive() and thread is not threading.current_thread():
                 thread.join(timeout=5)
+        if self.proxy is not None:
+            # rclpy's destroy_node leaves actions alone: they would keep the node in the graph
+            self.proxy.destroy()
+            self.proxy = None
         return super().destroy_node()
 
     def halt(self):

@@ -15,6 +15,8 @@ control_msgs is not a Python wheel: a ROS system has it with ros2_controllers; w
 node offers no action and says so in one line (:func:`make_proxy`).
 """
 
+import threading
+
 import numpy as np
 from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
@@ -51,6 +53,19 @@ def points_msg(points, stamp_ns, frame_id):
     return deserialize_message(raw, JointTrajectory)
 
 
+class LockedActionClient(ActionClient):
+    """rclpy's ActionClient with its lock made before it joins the node's wait set.
+
+    rclpy (up to 9.x at least) adds the client to the node's waitables and only then creates the
+    lock its ``get_num_entities`` takes: an executor spinning the node in another thread
+    (MultiThreadedExecutor; the proxy is made when a robot_description arrives) can meet the
+    client in between, and its spin loop dies with AttributeError (ros2/rclpy issue 1589)."""
+
+    def __init__(self, *args, **kwargs):
+        self._lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+
 class FollowJointTrajectoryProxy:
     """The action server ``~/follow_joint_trajectory`` of ``node`` and its client of
     ``controller_action``; see the module docstring."""
@@ -58,7 +73,7 @@ class FollowJointTrajectoryProxy:
     def __init__(self, node, action, controller_action):
         self.node, self.action, self.controller_action = node, action, controller_action
         group = ReentrantCallbackGroup()  # goals, results and cancels of several goals at once
-        self.client = ActionClient(node, action, controller_action, callback_group=group)
+        self.client = LockedActionClient(node, action, controller_action, callback_group=group)
         self.server = ActionServer(node, action, "~/follow_joint_trajectory", execute_callback=self._execute,
                                    goal_callback=self._on_goal, cancel_callback=self._on_cancel,
                                    callback_group=group)

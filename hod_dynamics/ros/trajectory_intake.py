@@ -75,13 +75,14 @@ class TrajectoryIntake:
             start = time.perf_counter()
             try:
                 accepted, header = self.accept(job)
+            # the reason is said before it is counted: whoever sees the count has the line
             except HodDynamicsError as exc:
-                self.stream.reject(str(exc))
                 job.failed(str(exc))
+                self.stream.reject(str(exc))
                 continue
             except Exception as exc:  # the intake must survive anything one message does
-                self.stream.reject(repr(exc))
                 job.failed(f"internal error: {exc!r}")
+                self.stream.reject(repr(exc))
                 continue
             self.seconds = time.perf_counter() - start
             self.log(f"accepted a trajectory of {len(accepted.trajectory.waypoint_times)} waypoints in "
