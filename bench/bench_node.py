@@ -24,7 +24,14 @@ Phases (``--phases``, default all three):
 ``--first-sample``: instead, the start on an empty cache: times to readiness, to the first
 correct sample and to the compiled take-over. ``--ctrl-c N``: instead, N runs of ``ros2 launch
 hod_dynamics feedforward.launch.py`` interrupted (SIGINT to the process group, as a terminal's
-Ctrl-C) while a 100 kHz profile is computed: exit codes and times.
+Ctrl-C) while a 100 kHz profile is computed: exit codes and times; with ``--while-accepting``,
+interrupted while a trajectory of 60,001 waypoints is being taken in.
+
+``--accept``: instead, trajectories of 101, 1,001, 6,001 and 60,001 waypoints of a planner (100 Hz,
+positions, velocities and accelerations) sent to one node, warm: the node's own processing time
+(from its log: decoding, spline, points for a controller, URDF limits, first samples), the time
+from publishing to receiving its ``~/trajectory_with_effort`` here, and the node process's peak
+resident memory after each (VmHWM), with ``ros2 param get`` answered meanwhile.
 
 The robot is the shipped KUKA iiwa 14 (7 joints); ``--robot panda`` uses example-robot-data's
 Panda (fingers locked) when example-robot-data-loaders is installed. A line at the start times one
@@ -138,6 +145,10 @@ class Client:
         while (self.pub.get_subscription_count() or self.node.count_publishers(f"{NS}/feedforward")) \
                 and time.monotonic() < end:
             time.sleep(0.05)
+
+    def send_raw(self, raw):
+        """Publish a serialised JointTrajectory (bytes)."""
+        self.pub.publish(raw)
 
     def send(self, model, duration):
         from hod_dynamics.ros.conversions import trajectory_msg
@@ -339,6 +350,7 @@ def ctrl_c(args):
     model = hd.load_robot("iiwa14")
     client = Client()
     rng = np.random.default_rng(7)
+    big = planner_trajectory(model, 60001) if args.while_accepting else None
     rows = []
     try:
         for run in range(args.ctrl_c):
@@ -346,13 +358,18 @@ def ctrl_c(args):
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                     start_new_session=True)
             client.wait_ready(proc)
-            set_profile_rate(client, 100000.0)
-            client.send(model, 10.0)
-            time.sleep(0.5)
-            client.profile.wait_for_service(timeout_sec=30)
-            future = client.profile.call_async(client.Trigger.Request())
-            time.sleep(float(rng.uniform(1.0, 6.0)))
-            computing = not future.done()
+            if args.while_accepting:
+                client.send_raw(big)
+                time.sleep(float(rng.uniform(0.05, 0.4)))  # while the node decodes and takes it in
+                computing = True
+            else:
+                set_profile_rate(client, 100000.0)
+                client.send(model, 10.0)
+                time.sleep(0.5)
+                client.profile.wait_for_service(timeout_sec=30)
+                future = client.profile.call_async(client.Trigger.Request())
+                time.sleep(float(rng.uniform(1.0, 6.0)))
+                computing = not future.done()
             t0 = time.monotonic()
             os.killpg(proc.pid, signal.SIGINT)
             out, _ = proc.communicate(timeout=60)
@@ -364,8 +381,76 @@ def ctrl_c(args):
                   f"{'yes' if clean else 'NO'} |", flush=True)
     finally:
         client.close()
-    good = sum(code == 0 and clean and t < 2.0 for _, _, code, t, clean in rows)
-    print(f"{good} of {len(rows)} clean exits within 2 s; load average {os.getloadavg()[0]:.2f}")
+    limit = 1.0 if args.while_accepting else 2.0
+    good = sum(code == 0 and clean and t < limit for _, _, code, t, clean in rows)
+    print(f"{good} of {len(rows)} clean exits within {limit:g} s; load average {os.getloadavg()[0]:.2f}")
+
+
+def planner_trajectory(model, points, dt=0.01):
+    """A planner's trajectory as the node receives it, serialised: ``points`` waypoints ``dt``
+    s apart with positions, velocities and accelerations (a slow sweep of every joint, at rest
+    at both ends)."""
+    from hod_dynamics.recordings.trajectory_cdr import encode_joint_trajectory
+
+    t = np.arange(points) * dt
+    envelope = np.sin(np.pi * np.arange(points) / (points - 1)) ** 2
+    q = 0.2 + 0.3 * np.sin(2 * np.pi * t / 20.0)[:, None] * envelope[:, None] * np.linspace(0.5, 1.0, model.n_dof)
+    v = np.gradient(q, t, axis=0)
+    a = np.gradient(v, t, axis=0)
+    v[[0, -1]] = a[[0, -1]] = 0.0
+    return encode_joint_trajectory(model.joint_names, np.round(t * 1e9).astype(np.int64), q, v, a)
+
+
+def peak_memory(pid):
+    """Peak resident memory of a process (MB), VmHWM of /proc/<pid>/status."""
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) / 1024 for line in f if line.startswith("VmHWM"))
+
+
+def accept(args, urdf, locked):
+    """The table of ``--accept`` (see the module docstring)."""
+    import hod_dynamics as hd
+    from trajectory_msgs.msg import JointTrajectory
+
+    model = hd.RobotModel.from_urdf(urdf, locked_joints=locked or None)
+    client = Client()
+    received = []
+    client.node.create_subscription(JointTrajectory, f"{NS}/trajectory_with_effort",
+                                    lambda msg: received.append(time.monotonic()), 10, raw=True)
+    proc = start(node_command(args, urdf, locked, ["-p", "on_limit_violation:=warn",
+                                                   "--log-level", "hod_feedforward:=debug"]))
+    rows = []
+    try:
+        client.wait_ready(proc)
+        while not logged(proc, "takes over") and proc.poll() is None:
+            time.sleep(0.1)
+        time.sleep(1.0)
+        for points in (101, 1001, 6001, 60001):
+            raw = planner_trajectory(model, points)
+            n0, lines = len(received), len(proc.log)
+            t0 = time.monotonic()
+            client.send_raw(raw)
+            param = subprocess.run(["ros2", "param", "get", NS, "order"], capture_output=True, text=True,
+                                   timeout=60) if shutil.which("ros2") else None
+            while len(received) == n0 and time.monotonic() - t0 < 120:
+                time.sleep(0.002)
+            back = received[-1] - t0 if len(received) > n0 else None
+            took = [line for _, line in proc.log[lines:] if "accepted a trajectory" in line]
+            seconds = float(took[-1].rsplit(" in ", 1)[1].split()[0]) if took else None
+            rows.append((points, len(raw) / 1e6, seconds, back, peak_memory(proc.pid),
+                         None if param is None else (param.returncode, time.monotonic() - t0)))
+            time.sleep(1.0)
+    finally:
+        stop(proc)
+        client.close()
+    print(f"feedforward_node, {model.name} ({model.n_dof} DoF): trajectories taken in, warm; load average "
+          f"{os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}")
+    print("| waypoints | message | node processing | publish -> ~/trajectory_with_effort here | node peak RSS |"
+          " ros2 param get meanwhile |\n| ---: | ---: | ---: | ---: | ---: | --- |")
+    for points, mb, seconds, back, peak, param in rows:
+        answer = "not run (no ros2)" if param is None else f"exit {param[0]} after {param[1]:.2f} s"
+        print(f"| {points:,} | {mb:.1f} MB | {'-' if seconds is None else f'{seconds:.3f} s'} | "
+              f"{'not received' if back is None else f'{back:.3f} s'} | {peak:.0f} MB | {answer} |")
 
 
 def set_profile_rate(client, rate):
@@ -391,13 +476,18 @@ def main():
     parser.add_argument("--profile-seconds", type=float, default=5.0, help="trajectory profiled at 100 kHz (s)")
     parser.add_argument("--first-sample", action="store_true", help="times to the first sample on an empty cache")
     parser.add_argument("--ctrl-c", type=int, default=0, metavar="N", help="N ros2 launch runs stopped during a profile")
+    parser.add_argument("--while-accepting", action="store_true",
+                        help="with --ctrl-c: stopped while a 60,001-waypoint trajectory is taken in")
+    parser.add_argument("--accept", action="store_true", help="times to take in trajectories of 101 to 60,001 points")
     args = parser.parse_args()
     urdf, locked = robot(args.robot)
+    if args.accept:
+        return accept(args, urdf, locked)
     if args.first_sample:
         return first_sample(args, urdf, locked)
     if args.ctrl_c:
-        print("| run | profile computing | ros2 launch exit | exit after Ctrl-C | both processes clean |\n"
-              "| ---: | --- | ---: | ---: | --- |")
+        print(f"| run | {'trajectory being taken in' if args.while_accepting else 'profile computing'} | ros2 launch exit "
+              "| exit after Ctrl-C | both processes clean |\n| ---: | --- | ---: | ---: | --- |")
         return ctrl_c(args)
     model, line = library_line(urdf, locked)
     client = Client()

@@ -6,6 +6,8 @@ What a user of the dynamics needs is importable from here::
     model = hd.RobotModel.from_urdf("robot.urdf")
     tau = hd.inverse_dynamics(model, q, qd, qdd)          # (..., n)
     jets = hd.time_derivatives(model, qjet, order=2)      # (..., 3, n): tau, tau', tau''
+    loop = hd.RobotModel.from_urdf("linkage.urdf", loops="urdf", actuated_joints=["crank"])
+    jets = hd.time_derivatives(loop, yjet, order=2)       # (..., 3, na): tau_a and its derivatives
     qdd = hd.forward_dynamics(model, q, qd, tau)          # (..., n)
     J = hd.frame_jacobian(model, q, "tool_link")          # (..., 6, n), rows (omega, v)
 
@@ -29,19 +31,21 @@ from .algorithms.floating import time_derivatives_floating
 from .algorithms.forward import forward_dynamics
 from .algorithms.friction import FrictionModel, load_friction
 from .algorithms.kinematics import frame_jacobian, frame_pose
+from .algorithms.loop_dynamics import constrained_dynamics
 from .algorithms.partials import id_partials
 from .algorithms.regressors import regressor, regressor_time_derivatives
 from .algorithms.second_partials import id_second_partials
 from .deprecation import install_moved_modules, module_getattr
 from .errors import HodDynamicsError, HodDynamicsWarning, InputError, ModelError, TrajectoryError
+from .model.loop_model import LoopModel
 from .model.robot_model import RobotModel, inertial_parameters
 from .model.robots import load_robot, robot_path, shipped_robots
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "RobotModel", "load_robot", "robot_path", "shipped_robots",
-    "inverse_dynamics", "time_derivatives", "time_derivatives_floating", "forward_dynamics",
+    "RobotModel", "LoopModel", "load_robot", "robot_path", "shipped_robots",
+    "inverse_dynamics", "time_derivatives", "time_derivatives_floating", "constrained_dynamics", "forward_dynamics",
     "mass_matrix", "kinetic_energy", "gravity_torques", "coriolis_matrix",
     "id_partials", "id_second_partials",
     "frame_pose", "frame_jacobian",

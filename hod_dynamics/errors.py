@@ -11,6 +11,10 @@ names what is at fault (a joint, a link, a line of the URDF, an argument and its
   ``<dynamics>`` values used as friction).
 - :class:`InputError`: an array handed to an algorithm has the wrong shape or holds NaN/inf,
   or an argument is out of its documented range.
+- :class:`ActuationError` (a ModelError): the actuated joints of a mechanism with loops do not
+  determine it (passive joints left free) or are constrained among themselves.
+- :class:`ClosureError` (an InputError): a configuration of a mechanism with loops cannot be
+  closed (actuated positions outside its workspace, or past a singular configuration).
 - :class:`TrajectoryError`: a trajectory cannot be built or evaluated (times not increasing,
   unknown or missing joints, too few points, derivatives beyond the spline's continuity).
 
@@ -49,6 +53,30 @@ class ModelError(HodDynamicsError):
 class InputError(HodDynamicsError):
     """An argument has the wrong type (not a model, not real numbers), the wrong shape, is not
     finite, or is out of range."""
+
+
+class ActuationError(ModelError):
+    """The actuated joints of a mechanism with loops do not determine its motion
+    (``kind == "underdetermined"``: the passive joints ``joints`` can move with the actuated
+    ones held) or are not independent (``kind == "overdetermined"``: the closures constrain the
+    actuated joints ``joints`` among themselves, so their torques are not unique). ``sample``:
+    the (flattened) sample where it was found."""
+
+    def __init__(self, message, *, kind, joints, sample=0):
+        super().__init__(message)
+        self.kind, self.joints, self.sample = kind, tuple(joints), int(sample)
+
+
+class ClosureError(InputError):
+    """A configuration of a mechanism with loops cannot be closed: at (flattened) sample
+    ``sample`` the loop ``closure`` keeps the residual ``residual`` (m, or the difference of unit
+    vectors) after Newton's method (actuated positions outside the workspace), or closes only
+    on another branch than the sample before (``closure`` None: a singular configuration lies
+    between them)."""
+
+    def __init__(self, message, *, closure, sample, residual):
+        super().__init__(message)
+        self.closure, self.sample, self.residual = closure, int(sample), float(residual)
 
 
 class TrajectoryError(HodDynamicsError):

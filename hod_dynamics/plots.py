@@ -269,3 +269,51 @@ def plot_torque_comparison(t, measured, predictions, joint_names, path, *, title
                         hspace=0.15)
     fig.savefig(path, dpi=DPI)
     return path
+
+
+def plot_bounding_volumes(links, ellipsoids, com, prior_com, origins, path, *, title=""):
+    """Write a PNG with one 3-D panel per link (in its body's frame, m): its bounding ellipsoid
+    (``ellipsoids``: objects with ``center`` (3,) and ``shape`` Q (3, 3), or None) as a wire
+    frame, the joint origins ``origins`` (per link (k, 3): its frame origin and its children's
+    joints), the prior's centre of mass ``prior_com`` (per link (3,)) and the identified one
+    ``com``. Returns ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    count = len(links)
+    cols = min(4, count)
+    rows = -(-count // cols)
+    fig = plt.figure(figsize=(3.2 * cols, 3.2 * rows + 0.5))
+    u, v = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13))
+    sphere = np.stack([np.cos(u) * np.sin(v), np.sin(u) * np.sin(v), np.cos(v)], axis=-1)
+    for b, link in enumerate(links):
+        ax = fig.add_subplot(rows, cols, b + 1, projection="3d")
+        points = [np.atleast_2d(origins[b]), np.atleast_2d(com[b]), np.atleast_2d(prior_com[b])]
+        e = ellipsoids[b]
+        if e is not None:
+            w, V = np.linalg.eigh(e.shape)
+            surface = sphere @ (V * np.sqrt(np.maximum(w, 0.0))).T + e.center
+            ax.plot_wireframe(surface[..., 0], surface[..., 1], surface[..., 2], color="0.6", lw=0.4)
+            points.append(surface.reshape(-1, 3))
+        ax.scatter(*np.atleast_2d(origins[b]).T, color="k", marker="^", s=18, label="joint origins")
+        ax.scatter(*prior_com[b], color="C0", marker="o", s=30, label="prior centre of mass")
+        ax.scatter(*com[b], color="C3", marker="x", s=40, label="identified centre of mass")
+        allp = np.vstack(points)
+        mid, half = (allp.max(0) + allp.min(0)) / 2, max(np.ptp(allp, axis=0).max() / 2, 0.02)
+        ax.set_xlim(mid[0] - half, mid[0] + half)
+        ax.set_ylim(mid[1] - half, mid[1] + half)
+        ax.set_zlim(mid[2] - half, mid[2] + half)
+        ax.set_title(link, fontsize=8)
+        ax.tick_params(labelsize=5)
+        for label in ("x", "y", "z"):
+            getattr(ax, f"set_{label}label")(f"{label} [m]", fontsize=6, labelpad=-2)
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=7)
+    fig.suptitle(title or "bounding volumes and centres of mass", fontsize=10)
+    fig.subplots_adjust(left=0.02, right=0.98, top=1 - 0.45 / fig.get_figheight(), bottom=0.35 / fig.get_figheight(),
+                        wspace=0.05, hspace=0.12)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path

@@ -1,7 +1,10 @@
 """The hod_feedforward node feeding ros2_control's joint_trajectory_controller: every planned
 trajectory (on ``/hod_feedforward/trajectory``) goes to the controller resampled with the
 inverse-dynamics torque in ``effort`` at every point (``~/trajectory_with_effort``, remapped to
-``/<controller>/joint_trajectory``).
+``<controller>/joint_trajectory``), and every goal of the node's FollowJointTrajectory action
+(MoveIt's) to the controller's (``<controller>/follow_joint_trajectory``), joined from the robot's
+state on ``joint_states``. The names are relative: with ``namespace:=robot2`` they are the
+controller's and the driver's in ``/robot2``.
 
     ros2 launch hod_dynamics jtc_feedforward.launch.py urdf:=iiwa14
     ros2 topic pub --once /hod_feedforward/trajectory trajectory_msgs/msg/JointTrajectory "..."
@@ -25,7 +28,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, GroupAction, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
-from launch_ros.actions import SetRemap
+from launch_ros.actions import SetParameter, SetRemap
 
 from hod_dynamics.ros.launch_support import check_arguments
 
@@ -38,7 +41,9 @@ ARGUMENTS = [DeclareLaunchArgument("controller", default_value="joint_trajectory
 def generate_launch_description():
     check = OpaqueFunction(function=lambda context: check_arguments(
         context, __file__, PASSED + [a.name for a in ARGUMENTS]))
-    to_controller = SetRemap(src="~/trajectory_with_effort",
-                             dst=["/", LaunchConfiguration("controller"), "/joint_trajectory"])
+    controller = LaunchConfiguration("controller")
+    to_controller = SetRemap(src="~/trajectory_with_effort", dst=[controller, "/joint_trajectory"])
+    action = SetParameter(name="controller_action", value=[controller, "/follow_joint_trajectory"])
+    states = SetParameter(name="joint_states_topic", value="joint_states")
     return LaunchDescription(ARGUMENTS + [check, GroupAction([
-        to_controller, IncludeLaunchDescription(PythonLaunchDescriptionSource(FEEDFORWARD))])])
+        to_controller, action, states, IncludeLaunchDescription(PythonLaunchDescriptionSource(FEEDFORWARD))])])

@@ -51,11 +51,14 @@ class Recording:
 
     def __init__(self, seed=1, rate=200.0, duration=25.0, jitter=0.02, clock_step=None, urdf=None, model=None, *,
                  bits=ENCODER_BITS, position_noise=0.0, drops=True, latency=0.0003, motion="excitation",
-                 vibration=None):
+                 vibration=None, center=None, amplitude=None, friction=None):
         """``urdf``: another 7-joint arm's description (a path) to record instead of the iiwa 14;
         ``model``: the robot that moves, when it differs from its description (a known truth
-        for identification: inertias other than the URDF's); the other arguments as in the
-        module docstring."""
+        for identification: inertias other than the URDF's), or a robot of other joints (a
+        mechanism with loops: its actuated joints are recorded) with its ``center`` (rad),
+        ``amplitude`` (rad, the scale of each joint's sines) and ``friction`` ({coulomb,
+        viscous, offset}: (n,) each) (default: the arm's, the first n values); the other
+        arguments as in the module docstring."""
         self.urdf = hd.robot_path("iiwa14") if urdf is None else str(urdf)
         self.model = hd.RobotModel.from_urdf(self.urdf) if model is None else model
         self.rate, self.seed, self.jitter, self.latency = rate, seed, jitter, latency
@@ -64,14 +67,15 @@ class Recording:
         n = self.model.n_dof
         self.freq = rng.uniform(0.08, 0.9, (5, n))
         self.phase = rng.uniform(0, 2 * np.pi, (5, n))
-        self.amp = rng.uniform(0.5, 1.0, (5, n)) * np.array([0.25, 0.2, 0.25, 0.2, 0.3, 0.3, 0.35]) / 2
+        scale = np.resize([0.25, 0.2, 0.25, 0.2, 0.3, 0.3, 0.35], n) if amplitude is None else amplitude
+        self.amp = rng.uniform(0.5, 1.0, (5, n)) * scale / 2
         if motion == "slow":          # three sines under 0.3 Hz, as large as the excitation
             self.freq[3:] = 1.0
             self.amp[3:] = 0.0
             self.freq[:3] = 0.05 + 0.25 * (self.freq[:3] - 0.08) / 0.82
         elif motion != "excitation":
             raise ValueError(f"motion must be 'excitation' or 'slow', got {motion!r}")
-        self.center = np.array([0.0, 0.4, 0.0, -1.2, 0.0, 0.8, 0.0])
+        self.center = np.resize([0.0, 0.4, 0.0, -1.2, 0.0, 0.8, 0.0], n) if center is None else center
         self.vibration = None
         if vibration is not None:
             # a structural vibration: one sine, or a band (lo, hi) Hz of VIBRATION_LINES sines with
@@ -83,7 +87,8 @@ class Recording:
             self.vibration = (amp / np.sqrt(len(lines)), lines,
                               vib_rng.uniform(0, 2 * np.pi, (len(lines), n)) if len(lines) > 1
                               else np.arange(n)[None, :] * 0.9)
-        self.friction = FrictionModel(names, v_s=np.full(n, V_S), **{k: np.array(v) for k, v in FRICTION.items()})
+        friction = {k: np.resize(v, n) for k, v in FRICTION.items()} if friction is None else friction
+        self.friction = FrictionModel(names, v_s=np.full(n, V_S), **{k: np.array(v) for k, v in friction.items()})
         period = 1.0 / rate
         # the controller's grid, minus dropped samples (singles and one burst)
         k = np.arange(int(round(duration * rate)))
@@ -121,7 +126,7 @@ class Recording:
         return np.round(q / self.encoder_step) * self.encoder_step
 
     def qjet(self, t, rows):
-        """Exact jet (len(t), rows, 7) of q_j = c_j + sum_i a_ij sin(2 pi f_ij t + phi_ij) (+ the vibration)."""
+        """Exact jet (len(t), rows, n) of q_j = c_j + sum_i a_ij sin(2 pi f_ij t + phi_ij) (+ the vibration)."""
         t = np.asarray(t, dtype=float)[:, None, None]
         w = 2 * np.pi * self.freq
         jet = np.stack([self.center * (r == 0) + (self.amp * w ** r * np.sin(w * t + self.phase + r * np.pi / 2)).sum(axis=1)

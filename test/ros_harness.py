@@ -34,6 +34,7 @@ class Harness:
         self.context = context
         self.client = rclpy.create_node("hod_test_client", context=context)
         self.received = {}
+        self.actions = []  # action servers and clients: rclpy's destroy_node leaves them (and the node) alive
         self._spinning = []
         self._spin(self.client, SingleThreadedExecutor(context=context))
 
@@ -72,6 +73,9 @@ class Harness:
             executor.shutdown()
         for node, _, thread in reversed(self._spinning):
             thread.join(timeout=10)
+        for action in self.actions:
+            action.destroy()
+        for node, _, _ in reversed(self._spinning):
             node.destroy_node()
 
 
@@ -85,6 +89,9 @@ def feedforward_node(harness, cli_args=None, **params):
     if "robot_description" not in params and "urdf_path" not in params:
         with open(hd.robot_path("iiwa14"), encoding="utf-8") as f:
             params["robot_description"] = f.read()
+    # the tests' motions are faster than the iiwa's velocity limits (joint 1: 1.48 rad/s): streamed
+    # with a warning unless a test asks for the default, which refuses them
+    params.setdefault("on_limit_violation", "warn")
     overrides = [Parameter(k, value=v) for k, v in params.items()]
     return harness.add(FeedforwardNode(context=harness.context, parameter_overrides=overrides,
                                        cli_args=cli_args))

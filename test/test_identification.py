@@ -19,7 +19,8 @@ from hod_dynamics.replay.analysis import analyze_joint_states
 from hod_dynamics.recordings.bag import read_joint_states
 from hod_dynamics.errors import InputError
 from hod_dynamics.algorithms.friction import load_friction
-from hod_dynamics.identification.fit import identify, residuals
+from hod_dynamics.identification.fit import identify
+from hod_dynamics.identification.report import residuals
 from hod_dynamics.algorithms.regressors import friction_parameters
 from recordings import EFFORT_NOISE, Recording, perturbed_model
 

@@ -8,6 +8,7 @@ import re
 import time
 
 import numpy as np
+import pytest
 
 from ros_harness import LATCHED, context, feedforward_node, harness, wait_for  # noqa: F401 (fixtures)
 
@@ -79,40 +80,73 @@ def test_simulated_time_serves_one_message_per_grid_point_the_clock_passes(harne
     assert re.search(r"/clock received \(t = 1000\.\d{3} s\): streaming", err)
 
 
-def test_wall_time_stamps_never_repeat_and_stay_on_the_grid(harness):
-    node = feedforward_node(harness, publish_rate=500.0, initial_positions=[0.1] * 7)
+@pytest.mark.parametrize("late", ["publish", "drop"])
+def test_wall_time_stamps_never_repeat_and_stay_on_the_grid(harness, late):
+    """late_samples publish: every grid point once, in order; drop (the default with the system
+    clock): a late tick publishes the last grid point it passed and counts each one it missed
+    once, as a reader of the stamps infers them from the gaps (ceil(gap / period) - 1, across
+    a trajectory's start too), never sent in a burst; in both, stamps never repeat and stay on
+    the grid. A deep history: no sample is lost in transport, every gap is the node's."""
+    node = feedforward_node(harness, publish_rate=500.0, initial_positions=[0.1] * 7, late_samples=late,
+                            stream_depth=2000)
     ff = harness.collect(JointTrajectory, f"{NS}/feedforward", qos=5000)
     pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
+    # the node streams (and may drop) from its start, before this subscription hears it: drops
+    # are compared over the messages from the last one heard before this count on
+    wait_for(lambda: len(ff) > 10, 10, "the stream")
+    heard, dropped_before = len(ff), node.stats["dropped_samples"]
     times, pos = rest_to_rest(node.model, 0.5, 0.2)
     for k in range(3):
         pub.publish(trajectory_msg(node.model.joint_names, times, pos + 0.1 * k))
         time.sleep(0.6)
+    node.halt()  # the stream stopped and every message in: drops and stamps of the same messages
+    wait_for(lambda: not node._streamer.is_alive(), 5, "the streaming thread to end")
+    count = -1
+    while count != len(ff):  # in-process delivery: a few ms; nothing new for 0.2 s is all of it
+        count = len(ff)
+        time.sleep(0.2)
+    dropped = node.stats["dropped_samples"] - dropped_before
     t = stamps_ns(ff)
+    steps = np.diff(t[heard - 1:])
     assert np.all(np.diff(t) > 0)  # no duplicate, never back
-    assert np.mean(np.diff(t) == 2 * MS) > 0.99  # off the grid only where a trajectory starts
+    on_grid = steps % (2 * MS) == 0
+    assert np.mean(on_grid) > 0.99  # off the grid only where a trajectory starts
     assert node.stats["skipped_samples"] == 0
+    missed = int(np.sum(-(-steps // (2 * MS)) - 1))  # grid points passed between two messages
+    assert dropped == missed, (dropped, missed, node.stats)
+    if late == "publish":
+        assert missed == 0
 
 
-def test_a_trajectory_beyond_the_urdf_limits_warns_once_a_second_is_counted_and_can_be_refused(harness, capfd):
-    node = feedforward_node(harness, publish_rate=50.0)
+def test_a_trajectory_beyond_the_urdf_limits_is_refused_or_with_warn_streamed_warning_once_a_second(harness, capfd):
+    """on_limit_violation: the default refuses it in one line naming joint, point, time, value
+    and limit; "warn" (set at run time) streams it, with one line a second at most, counted in
+    the diagnostics."""
+    node = feedforward_node(harness, publish_rate=50.0, on_limit_violation="reject")
     diag = harness.collect(DiagnosticArray, "/diagnostics")
     pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")
     times, pos = rest_to_rest(node.model, 2.0, 0.3)
     pos[2, 1] = 3.0  # iiwa_joint_2 reaches 3 rad (limit 2.094)
+    pub.publish(trajectory_msg(node.model.joint_names, times, pos))
+    wait_for(lambda: node.stats["rejected"] == 1, 10, "the refusal")
+    assert node.stats["last_rejection"].endswith("; refused (on_limit_violation is reject)")
+    refused = [line for line in capfd.readouterr().err.splitlines() if "rejected trajectory" in line]
+    assert len(refused) == 1 and re.search(
+        r"\[WARN\].*rejected trajectory: beyond the URDF limits: position of joint 'iiwa_joint_2' reaches 3 at "
+        r"point 100, t = 1\.0000 s \(limit 2\.094\)", refused[0]), refused
+    assert node.set_parameters([Parameter("on_limit_violation", value="warn")])[0].successful
     for k in range(3):  # three within a second: one line
         pub.publish(trajectory_msg(node.model.joint_names, times, pos))
     wait_for(lambda: node.stats["accepted"] == 3, 10, "three trajectories")
     warnings = [line for line in capfd.readouterr().err.splitlines() if "beyond the URDF limits" in line]
     assert len(warnings) == 1 and "[WARN]" in warnings[0], warnings
     assert re.search(r"streaming a trajectory beyond the URDF limits: position of joint 'iiwa_joint_2' reaches 3 at "
-                     r"t = 1\.0000 s \(limit 2\.094\)", warnings[0]), warnings[0]
+                     r"point 100, t = 1\.0000 s \(limit 2\.094\)", warnings[0]), warnings[0]
     wait_for(lambda: any(kv.key == "beyond_limits" and kv.value == "3" for m in diag for s in m.status
                          for kv in s.values), 5, "diagnostics counting 3")
-    assert node.set_parameters([Parameter("refuse_beyond_limits", value=True)])[0].successful
-    pub.publish(trajectory_msg(node.model.joint_names, times, pos))
-    wait_for(lambda: node.stats["rejected"] == 1, 10, "the refusal")
-    assert node.stats["last_rejection"].endswith("; refused (refuse_beyond_limits)")
-    assert node.stats["accepted"] == 3
+    result = node.set_parameters([Parameter("on_limit_violation", value="ignore")])[0]
+    assert not result.successful and result.reason == ("parameter on_limit_violation: expected one of 'reject', "
+                                                       "'warn', got 'ignore' (string)")
 
 
 def test_diagnostics_name_each_node_with_its_namespace(harness):

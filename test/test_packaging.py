@@ -89,13 +89,16 @@ def _copy_source(dst):
     return dst
 
 
-def test_colcon_build_layout(tmp_path):
+@pytest.mark.parametrize("how", [[], ["--symlink-install"]], ids=["copies", "symlink-install"])
+def test_colcon_build_layout(tmp_path, how):
+    """colcon build, and colcon build --symlink-install (which runs setup.py through a symlink in
+    build/): the same share/, executables and configuration."""
     colcon = shutil.which("colcon", path=os.path.dirname(sys.executable)) or shutil.which("colcon")
     if colcon is None:
         pytest.skip("colcon (colcon-core, colcon-ros) is not installed")
     src = tmp_path / "src"
     _copy_source(str(src / "hod_dynamics"))
-    run = subprocess.run([colcon, "build", "--base-paths", "src"], cwd=tmp_path, capture_output=True,
+    run = subprocess.run([colcon, "build", "--base-paths", "src", *how], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     prefix = tmp_path / "install" / "hod_dynamics"
@@ -115,9 +118,15 @@ def test_colcon_build_layout(tmp_path):
     node = subprocess.run([str(prefix / "lib" / "hod_dynamics" / "feedforward_node"), "--ros-args", "-p", "order:=12"],
                           env=dict(os.environ, PYTHONPATH=str(site)), capture_output=True, text=True, timeout=120)
     assert node.returncode == 1 and "[FATAL]" in node.stderr and "parameter order" in node.stderr, node.stderr
+    assert sorted(p.name for p in (prefix / "share" / "hod_dynamics" / "config").glob("*")) == \
+        sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "config", "*")))
+    if how:  # a symlinked (develop) install: the workspace's setup.sh puts the source tree on the path
+        seen = subprocess.run(["sh", "-c", f". {setup} && {sys.executable} -c 'import hod_dynamics; "
+                               "print(hod_dynamics.__file__)'"], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                              env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "AMENT_PREFIX_PATH")})
+        assert os.path.realpath(seen.stdout.strip()).startswith(str(src)), seen.stdout + seen.stderr
+        return
     # the installed package finds its configurations in the install's share/, without the ament index
-    assert sorted(p.name for p in (prefix / "share" / "hod_dynamics" / "config").glob("*.yaml")) == \
-        sorted(os.path.basename(p) for p in glob.glob(os.path.join(ROOT, "config", "*.yaml")))
     module, config, elastic = _share_path_seen_by(sys.executable, tmp_path, dict(os.environ, PYTHONPATH=str(site)))
     assert module.startswith(str(site)), module
     assert config == str(prefix / "share" / "hod_dynamics" / "config") and int(elastic) == SEA_JOINTS
@@ -129,7 +138,8 @@ def test_package_xml_declares_the_runtime_dependencies():
     root = ET.parse(os.path.join(ROOT, "package.xml")).getroot()
     assert root.get("format") == "3" and root.findtext("name") == "hod_dynamics"
     deps = {e.text for e in root.iter("exec_depend")}
-    assert {"rclpy", "trajectory_msgs", "sensor_msgs", "std_msgs", "std_srvs", "python3-numpy",
+    assert {"rclpy", "trajectory_msgs", "sensor_msgs", "std_msgs", "std_srvs", "control_msgs", "action_msgs",
+            "python3-numpy",
             "python3-scipy", "python3-yaml", "python3-numba", "urdfdom_py", "xacro", "python3-matplotlib",
             "python3-rosbags-pip"} <= deps
     # only robot_state.launch.py uses robot_state_publisher: not a dependency (the launch file says so)
@@ -225,7 +235,8 @@ def test_bootstrap_reinstalls_only_when_the_installed_source_changed(tmp_path, m
     with open(os.path.join(src, "hod_dynamics", "__pycache__", "x.nbi"), "w") as fh:  # numba's cache
         fh.write("x")
     assert boot.source_hash() == digest
-    for changed in (os.path.join("hod_dynamics", "cli.py"), os.path.join("config", "feedforward.yaml")):
+    for changed in (os.path.join("hod_dynamics", "cli", "entry_point.py"), os.path.join("config", "feedforward.yaml")):
+        assert os.path.isfile(os.path.join(src, changed)), changed  # an installed file, changed
         with open(os.path.join(src, changed), "a") as fh:
             fh.write("\n# changed\n")
         assert boot.source_hash() != digest, changed

@@ -55,7 +55,7 @@ def test_the_readme_is_short_and_the_pages_exist():
     lines = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read().splitlines()
     assert len(lines) <= 250, f"README.md has {len(lines)} lines: move the details into doc/"
     for page in ["python_api", "ros2_interface", "command_line", "bag_analysis", "robot_descriptions",
-                 "speed", "ARCHITECTURE"]:
+                 "loops", "speed", "ARCHITECTURE"]:
         assert f"(doc/{page}.md)" in "\n".join(lines), f"README.md does not link doc/{page}.md"
 
 

@@ -17,7 +17,9 @@ T0 = 1_000 * S  # the clock when the tests start: any value
 
 @pytest.fixture
 def stream(iiwa):
-    s = ReferenceStream(0.01, 2)  # 100 Hz, tau, tau', tau''
+    # 100 Hz, tau, tau', tau''; the scheduling tests move faster than the iiwa's velocity limits
+    # (joint 4: 1.31 rad/s): their trajectories are streamed with a warning, not refused
+    s = ReferenceStream(0.01, 2, on_limit_violation="warn")
     s.set_model(iiwa)
     return s
 
@@ -280,7 +282,8 @@ def test_the_statistics_count_what_the_diagnostics_report(stream, iiwa):
     stream.reject("unknown joints ['elbow']")
     assert stream.count_tick(0.002) is True and stream.count_tick(0.001) is False
     stats = stream.statistics()
-    assert stats == dict(ticks=2, late_samples=0, skipped_samples=0, rejected=2, accepted=1, beyond_limits=0,
+    assert stats == dict(ticks=2, late_samples=0, skipped_samples=0, dropped_samples=0, rejected=2, accepted=1,
+                         beyond_limits=0,
                          compute_s=0.002 + 0.001, compute_max_s=0.002, last_rejection="unknown joints ['elbow']",
                          last_beyond_limits="", stream_errors=0, last_stream_error="")
     stats["ticks"] = 99
@@ -324,18 +327,63 @@ def test_every_trajectory_gets_its_points_for_a_controller(stream, iiwa):
     np.testing.assert_allclose(accepted.points.qjet, accepted.trajectory.jet(accepted.points.t, 2), atol=1e-15)
 
 
-def test_a_trajectory_beyond_the_urdf_limits_is_counted_with_joint_time_value_and_limit(stream, iiwa):
-    names, times, pos = waypoints(iiwa)
-    pos[2, 1] = 3.0  # iiwa_joint_2 at 3 rad, its limit 2.094 rad (120 degrees)
-    accepted = stream.accept(names, times, pos, now_ns=T0)
-    assert re.match(r"^beyond the URDF limits: position of joint 'iiwa_joint_2' reaches 3 at t = 0\.5000 s "
-                    r"\(limit 2\.094\) \(and \d+ more\)$", accepted.beyond_limits), accepted.beyond_limits
+def test_a_trajectory_beyond_the_urdf_limits_is_refused_naming_joint_point_value_and_limit(iiwa):
+    """on_limit_violation "reject" (the default) refuses it, naming the first limit exceeded:
+    joint, point of the trajectory for a controller, time, value and limit; "warn" streams it and
+    counts it with the same reason."""
+    stream = ReferenceStream(0.01, 2)
+    stream.set_model(iiwa)
+    names, times, pos = waypoints(iiwa, amplitude=0.1)
+    bad = pos.copy()
+    bad[2, 1] = 3.0  # iiwa_joint_2 at 3 rad, its limit 2.094 rad (120 degrees)
+    reason = (r"beyond the URDF limits: position of joint 'iiwa_joint_2' reaches 3 at point 50, t = 0\.5000 s "
+              r"\(limit 2\.094\) \(and \d+ more\)")
+    with pytest.raises(hd.TrajectoryError, match=rf"^{reason}; refused \(on_limit_violation is reject\)$"):
+        stream.accept(names, times, bad, now_ns=T0)
+    assert stream.stats["accepted"] == 0 and not stream.pending
+    stream.accept(names, times, pos, now_ns=T0 + 5 * MS)  # within the limits: accepted
+    assert stream.stats["accepted"] == 1 and stream.stats["beyond_limits"] == 0
+    stream.on_limit_violation = "warn"
+    accepted = stream.accept(names, times, bad, now_ns=T0 + 10 * MS)
+    assert re.match(rf"^{reason}$", accepted.beyond_limits), accepted.beyond_limits
     assert stream.stats["beyond_limits"] == 1 and stream.stats["last_beyond_limits"] == accepted.beyond_limits
-    assert stream.pending  # streamed anyway
-    stream.refuse_beyond_limits = True
-    with pytest.raises(hd.TrajectoryError, match=r"^beyond the URDF limits: position of joint 'iiwa_joint_2'.*"
-                                                 r"; refused \(refuse_beyond_limits\)$"):
-        stream.accept(names, times, pos, now_ns=T0 + 5 * MS)
-    assert stream.stats["accepted"] == 1 and len(stream.pending) == 1
-    stream.accept(names, times, waypoints(iiwa)[2], now_ns=T0 + 10 * MS)  # within the limits: accepted
-    assert stream.stats["accepted"] == 2
+    assert len(stream.pending) == 2  # streamed anyway
+    with pytest.raises(hd.InputError, match=r"on_limit_violation must be one of \('reject', 'warn'\), got 'ignore'"):
+        ReferenceStream(0.01, 2, on_limit_violation="ignore")
+
+
+def test_a_trajectory_stamped_0_starts_when_its_work_is_done_with_a_clock(stream, iiwa):
+    """Received at T0, accepted 300 ms later (a long trajectory's work): with ``clock`` it
+    starts then, its first sample at t = 0 of it; without, at its receipt."""
+    late = stream.accept(*waypoints(iiwa), now_ns=T0, clock=lambda: T0 + 300 * MS)
+    assert late.start_ns == T0 + 300 * MS
+    first = last(stream, T0 + 300 * MS)
+    assert first.stamp_ns == T0 + 300 * MS and first.result.t[first.row] == 0.0
+    assert stream.accept(*waypoints(iiwa), now_ns=T0 + 400 * MS).start_ns == T0 + 400 * MS
+    assert stream.accept(*waypoints(iiwa), stamp_ns=T0 + 2 * S, now_ns=T0 + 500 * MS,
+                         clock=lambda: T0 + 600 * MS).start_ns == T0 + 2 * S  # a stamp is kept
+
+
+def test_with_drop_late_a_late_tick_serves_only_the_last_grid_point_and_counts_the_others(iiwa):
+    s = ReferenceStream(0.01, 2, drop_late=True)
+    s.set_model(iiwa, hold=np.zeros(7), now_ns=T0)
+    due(s, T0)
+    samples = due(s, T0 + 35 * MS)  # 10, 20 ms missed: dropped; 30 ms served
+    assert stamps(samples) == [T0 + 30 * MS]
+    assert s.stats["dropped_samples"] == 2 and s.stats["late_samples"] == 0
+    assert stamps(due(s, T0 + 41 * MS)) == [T0 + 40 * MS]  # on time again: nothing dropped
+    assert s.stats["dropped_samples"] == 2
+
+
+def test_a_late_tick_across_a_trajectory_start_drops_each_grid_point_passed_once(iiwa):
+    """The hold is served at 0 and 10 ms; a trajectory starts at 23 ms (off the hold's grid);
+    the next tick comes at 75 ms. Passed meanwhile: the hold's 20 ms (its 30 ms and later are
+    the trajectory's time), the trajectory's 23, 33, 43, 53, 63 and 73 ms: 73 ms is served, the
+    six others dropped, each once: ceil((73 - 10) / 10) - 1, the count a reader of the stamps
+    infers from the gap."""
+    s = ReferenceStream(0.01, 2, drop_late=True, on_limit_violation="warn")
+    s.set_model(iiwa, hold=np.zeros(7), now_ns=T0)
+    assert stamps(due(s, T0)) == [T0] and stamps(due(s, T0 + 10 * MS)) == [T0 + 10 * MS]
+    s.accept(*waypoints(iiwa), stamp_ns=T0 + 23 * MS, now_ns=T0 + 12 * MS)
+    assert stamps(due(s, T0 + 75 * MS)) == [T0 + 73 * MS]
+    assert s.stats["dropped_samples"] == 6

@@ -281,7 +281,8 @@ def _run_node(args):
 def test_installed_node_serves_feedforward(harness, tmp_path):
     path = tmp_path / "iiwa.urdf"
     path.write_text(IIWA_URDF)
-    proc = _run_node(["-p", f"urdf_path:={path}", "-p", "publish_rate:=100.0"])
+    # the test motion is faster than the iiwa's velocity limits: streamed with a warning
+    proc = _run_node(["-p", f"urdf_path:={path}", "-p", "publish_rate:=100.0", "-p", "on_limit_violation:=warn"])
     try:
         ff = harness.collect(JointTrajectory, f"{NS}/feedforward")
         pub = harness.publisher(JointTrajectory, f"{NS}/trajectory")

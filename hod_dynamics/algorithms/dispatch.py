@@ -35,6 +35,7 @@ from ..errors import InputError
 from ..kernels.backend import (ENV_KEY as _ENV_KEY, KERNEL_GROUPS, MIN_CHUNK, env_value as _env_value,
                                floating_kernels, is_kernel_array, jet_compile_seconds, kernel_array, kernels,
                                map_chunks, partials_kernels, resolve_backend, rnea_kernels)
+from ..model.loop_model import LoopModel
 from ..model.robot_model import RobotModel, per_model
 from ..model.validation import check_jet, check_state, name_non_finite, singular_mass_matrix
 from .recursive import rnea_jets, wrench_block, wrench_terms
@@ -422,9 +423,12 @@ def prepare_compiled_kernels(model, order):
     """Compile (or load from numba's disk cache) the compiled kernels that
     :func:`~hod_dynamics.time_derivatives` runs for ``model`` up to torque ``order``, one
     sample and a batch, so that later calls do not wait for numba. Takes seconds on an empty
-    cache; meant for a background thread (a node serves from the numpy path meanwhile).
-    Raises InputError when numba is not installed."""
+    cache; meant for a background thread (a node serves from the numpy path meanwhile). A
+    mechanism with loops prepares its tree's (its loop layer is numpy). Raises InputError when
+    numba is not installed."""
     resolve_backend("numba")
+    if isinstance(model, LoopModel):
+        model = model.tree
     for batch in (1, 2 * 16):  # the one-sample and the batched paths of the kernel
         time_derivatives_recursive(model, np.zeros((batch, order + 3, model.n_dof)), order,
                                    backend="numba")

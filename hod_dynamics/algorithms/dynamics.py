@@ -11,10 +11,12 @@ import numpy as np
 
 from ..arrays import check_order, real_array
 from ..errors import HodDynamicsDeprecationWarning, InputError
+from ..model.loop_model import LoopModel
 from ..model.validation import check_model, check_state
 from .dispatch import inverse_dynamics_fixed, one_jet, one_state, time_derivatives_recursive
 from .floating import inverse_dynamics_floating, time_derivatives_floating
 from .friction import load_friction
+from .loop_dynamics import loop_inverse_dynamics, loop_time_derivatives
 
 METHODS = ("recursive", "closed_form")
 
@@ -31,6 +33,12 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None, backend
     tau_f(qd) (on a floating model, to the joint rows). Returns tau (..., n) in N m / N.
     ``backend``: "numba", "numpy" or "auto" (None: see :mod:`hod_dynamics.kernels.backend`).
 
+    Mechanisms with loops (a :class:`~hod_dynamics.model.loop_model.LoopModel`): q, qd, qdd are
+    the actuated joints' (..., na) and the result is the actuator torques tau_a (..., na) that
+    move them so (passive joints solved through the closures, closure forces in
+    :func:`~hod_dynamics.algorithms.loop_dynamics.constrained_dynamics`; a batch is a motion,
+    closed in order from the model's assembly); ``friction`` is the actuated joints'.
+
     Floating models (:mod:`hod_dynamics.algorithms.floating`): ``inverse_dynamics(model, q, v, a)`` with
     q (..., 7+n), v and a (..., 6+n) returns (..., 6+n): the base wrench (torque, force) in
     the base frame that the motion needs (the *missing external wrench*: zero for a
@@ -41,6 +49,8 @@ def inverse_dynamics(model, q, qd, qdd, *, wrenches=None, friction=None, backend
         tau = one_state(model, q, qd, qdd, backend)
         if tau is not None:
             return tau
+    if isinstance(model, LoopModel):
+        return loop_inverse_dynamics(model, q, qd, qdd, friction=friction, backend=backend, wrenches=wrenches)
     if wrenches:
         wrenches = {k: real_array(f"wrench on link '{k}'", v)[..., None, :] if np.ndim(v) else v
                     for k, v in wrenches.items()}  # a scalar is left for wrench_taylor to refuse
@@ -74,6 +84,12 @@ def time_derivatives(model, qjet, order, *floating_order, method="recursive", wr
     :mod:`hod_dynamics.algorithms.friction`) are added to the rigid-body rows.
     Returns (..., order+1, n): rows tau^(0..order).
 
+    Mechanisms with loops (a :class:`~hod_dynamics.model.loop_model.LoopModel`): ``qjet`` is the
+    actuated joints' jet (..., order+3, na) and the result tau_a^(0..order) (..., order+1, na),
+    the actuator torques and their derivatives (see
+    :func:`~hod_dynamics.algorithms.loop_dynamics.constrained_dynamics`, which also returns the
+    closure forces and the passive joints' jet).
+
     Floating models: :func:`~hod_dynamics.algorithms.floating.time_derivatives_floating` ``(model, q,
     vjet, order)``, whose arguments have other roles (a configuration and a velocity jet). The
     call ``time_derivatives(model, q, vjet, order)`` of earlier releases still works for one
@@ -84,6 +100,9 @@ def time_derivatives(model, qjet, order, *floating_order, method="recursive", wr
         tau = one_jet(model, qjet, order, backend)
         if tau is not None:
             return tau
+    if isinstance(model, LoopModel) and not floating_order:
+        return loop_time_derivatives(model, qjet, order, friction=friction, method=method, backend=backend,
+                                     wrenches=wrenches)
     if check_model(model).floating:
         if len(floating_order) != 1:
             raise InputError(f"floating model '{model.name}': call time_derivatives_floating(model, q, "

@@ -204,7 +204,7 @@ def add_parser(sub):
                           "friction.yaml; FILE: evaluate that friction YAML (urdf: the URDF <dynamics> values); "
                           "tau0 and residual then include the friction")
     add_description_options(bag, "lock a joint the bag does not record, e.g. a gripper finger, at VALUE rad (m) "
-                                  "(repeat the flag)")
+                                  "(repeat the flag)", loops=True)
     bag.add_argument("--no-plot", action="store_true", help="skip the PNG plots (no matplotlib needed)")
     bag.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap")
     bag.add_argument("--no-samples-csv", action="store_true", help="skip samples.csv")

@@ -6,10 +6,9 @@ import sys
 import warnings
 
 from ..errors import CommandError
-from ..model.urdf import xacro_args_from_strings
 from .analyze_bag import BAG_MAX_ORDER
-from .common import (OUTPUTS, PROG, add_description_options, duration_text, order_type, output_folder,
-                     parse_locks, plots_possible, positive, probability)
+from .common import (OUTPUTS, PROG, add_description_options, duration_text, model_options, order_type,
+                     output_folder, plots_possible, positive, probability)
 
 
 class _FleetProgress:
@@ -78,8 +77,7 @@ def cmd_analyze_bags(args):
     if args.workers is not None and args.dask:
         raise CommandError("--workers and --dask exclude each other: the cluster has its own workers")
     require(serial=args.workers == 0)       # before anything is created
-    model_kwargs = dict(root_link=args.root, tip_links=args.tip, locked_joints=parse_locks(args.lock),
-                        strict=not args.lenient, xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
+    model_kwargs = model_options(args)
     output_folder(args.out)
     plot = plots_possible(args.no_plot)
     show = _FleetProgress(not args.no_progress)
@@ -190,7 +188,7 @@ def add_parser(sub):
                            "fleet that did not move (default 0.01) ...")
     bags.add_argument("--drift-change", type=positive, default=5.0, metavar="PERCENT",
                       help="... and changing the quantity by PERCENT %% of its level over the span (default 5)")
-    add_description_options(bags, "lock a joint the bags do not record at VALUE rad (m) (repeat the flag)")
+    add_description_options(bags, "lock a joint the bags do not record at VALUE rad (m) (repeat the flag)", loops=True)
     bags.add_argument("--no-plot", action="store_true", help="skip the PNG plots (per bag and trends.png)")
     bags.add_argument("--no-derived-bag", action="store_true", help="skip derived.mcap of each bag")
     bags.add_argument("--no-samples-csv", action="store_true",

@@ -57,10 +57,19 @@ def load_model(args, extensions=False):
     options; returns (model, the HodDynamicsWarning messages of the reading: --lenient problems,
     identified inertias, negative <dynamics> values, and with ``extensions`` the extensions read
     past, which ``info`` lists and the other commands leave to it)."""
-    return model_from_description(args.urdf, root_link=args.root, tip_links=args.tip,
-                                  locked_joints=parse_locks(args.lock), strict=not args.lenient,
-                                  xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"),
-                                  extensions=extensions)
+    return model_from_description(args.urdf, **model_options(args), extensions=extensions)
+
+
+def model_options(args):
+    """The keyword arguments of :meth:`RobotModel.from_urdf` that the shared model options give
+    (--root, --tip, --lock, --lenient, --xacro-arg, and --loops, --actuated-joints where a
+    command takes them)."""
+    options = dict(root_link=args.root, tip_links=args.tip, locked_joints=parse_locks(args.lock),
+                   strict=not args.lenient, xacro_args=xacro_args_from_strings(args.xacro_arg, "--xacro-arg"))
+    actuated = [name for item in getattr(args, "actuated_joints", None) or [] for name in item.split(",") if name]
+    if getattr(args, "loops", None) or actuated:
+        options.update(loops=getattr(args, "loops", None), actuated_joints=actuated or None)
+    return options
 
 OUTPUTS = []  # (folder, the names it held before, or None; the topmost folder created) of this command
 
@@ -207,8 +216,9 @@ def probability(text):
     return value
 
 
-def add_description_options(sub, lock_help):
-    """The options that choose the model of a URDF: subtree, locked joints, strictness, xacro."""
+def add_description_options(sub, lock_help, loops=False):
+    """The options that choose the model of a URDF: subtree, locked joints, strictness, xacro;
+    with ``loops`` the closures and actuated joints of a mechanism with loops."""
     sub.add_argument("--root", metavar="LINK", help="root link of the model (default: the root of the URDF's one "
                                                     "tree; a description of several trees needs it)")
     sub.add_argument("--tip", action="append", metavar="LINK",
@@ -219,3 +229,10 @@ def add_description_options(sub, lock_help):
                           "warning (default: an error naming the element, its line and the URDF name meant)")
     sub.add_argument("--xacro-arg", action="append", metavar="NAME:=VALUE",
                      help="argument of a xacro file (repeat the flag for several)")
+    if loops:
+        sub.add_argument("--loops", metavar="urdf|FILE",
+                         help="a mechanism with kinematic loops: urdf closes the loops the URDF declares (Drake's "
+                              "<loop_joint>, <drake:ball_constraint>), FILE a closure YAML (see doc/loops.md)")
+        sub.add_argument("--actuated-joints", action="append", metavar="JOINT[,JOINT...]",
+                         help="the actuated joints of a mechanism with loops, the others passive (default: the "
+                              "closure file's, else the URDF's <transmission> joints); the bag's joints are these")

@@ -3,6 +3,8 @@
 
 import os
 
+import numpy as np
+
 from ..model.robots import FLOATING_BASE, robot_path, shipped_robots
 from .common import add_description_options, load_model
 
@@ -11,9 +13,18 @@ def cmd_info(args):
     """Print the joints, limits and masses of a URDF (or xacro) model, a file or a shipped
     robot's name, and the warnings of its reading (extensions read past, misspellings read past
     with --lenient, inertias that are not positive semi-definite, negative <dynamics> values)."""
-    model, notes = load_model(args, extensions=True)
+    mechanism, notes = load_model(args, extensions=True)
+    model = getattr(mechanism, "tree", mechanism)     # a mechanism with loops: its tree's joints below
     print(f"{model.name}: {model.n_dof} moving joints, root link '{model.root_link}', "
           f"total moving mass {model.masses.sum():.3f} kg")
+    if model is not mechanism:
+        print(f"loops: {len(mechanism.closures)} closures ({mechanism.n_rows} constraint rows), actuated joints "
+              f"{', '.join(mechanism.actuated_joints)}; the other {len(mechanism.passive_joints)} joints are passive")
+        for closure in mechanism.closures:
+            axis = f", axis {np.round(closure.axis, 6).tolist()}" if closure.kind == "revolute" else ""
+            print(f"  closure {closure.name}: {closure.kind} ({closure.n_rows} rows) between '{closure.link_a}' at "
+                  f"{np.round(closure.pose_a[:3, 3], 6).tolist()} and '{closure.link_b}' at "
+                  f"{np.round(closure.pose_b[:3, 3], 6).tolist()}{axis}")
     if args.urdf in FLOATING_BASE and not os.path.exists(args.urdf):
         print(f"note: {args.urdf} is a floating-base robot: here its root link '{model.root_link}' is fixed to "
               f"the world; in Python load it with a free base: hd.load_robot(\"{args.urdf}\", floating_base=True) "
@@ -39,7 +50,7 @@ def cmd_robots(args):
 def add_info_parser(sub):
     info = sub.add_parser("info", help="summarise a URDF model", description=cmd_info.__doc__)
     info.add_argument("urdf", metavar="URDF", help="URDF or xacro file, or the name of a shipped robot (hod-dynamics robots)")
-    add_description_options(info, "lock a joint at VALUE rad (m) (repeat the flag for several joints)")
+    add_description_options(info, "lock a joint at VALUE rad (m) (repeat the flag for several joints)", loops=True)
     info.set_defaults(func=cmd_info)
 
 

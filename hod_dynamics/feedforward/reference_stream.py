@@ -9,10 +9,12 @@ stream decides is here, and tested in milliseconds without DDS:
 - **Start stamps.** A trajectory starts at its header stamp, or on receipt when the stamp is
   zero (as in joint_trajectory_controller). It waits in a queue until then; one that starts
   earlier than queued ones replaces them (they would never start).
-- **Moving from the current reference.** A trajectory whose first point is after its start
-  (``time_from_start > 0``) begins where the reference is at receipt, at rest: that position is
-  prepended at t = 0, so that the reference never jumps. A single point is then a move to it,
-  arriving at its time.
+- **Joining from the robot's state.** A trajectory whose first point is after its start
+  (``time_from_start > 0``) begins where the robot is: the measured positions and velocities
+  given with it (:class:`~hod_dynamics.feedforward.measured_state.MeasuredState`), else, before
+  any state was measured, where the reference is at receipt, at rest. That state is prepended at
+  t = 0, so that the reference never jumps; a single point is then a move to it, arriving at its
+  time (joint_trajectory_controller joins from the measured state the same way).
 - **A single point with nothing to move from** is held from its start on.
 - **Smoothness.** Waypoints are interpolated by a C^(max(order, 2) + 2) spline, so that tau,
   tau' and tau'' are continuous (the points for a controller need tau'', elastic joints' motor
@@ -23,14 +25,22 @@ stream decides is here, and tested in milliseconds without DDS:
   ``late_samples`` when served more than a period after their time) instead of skipping them.
   Only a clock more than ``catch_up_seconds`` ahead of the next point skips to the last
   ``catch_up_seconds`` of points (counted ``skipped_samples``); the first sample of a stream is
-  the last grid point the clock has passed. A clock that goes back by more than two periods (a
-  bag played again) restarts the stream at the current reference's grid.
+  the last grid point the clock has passed. With ``drop_late`` (a node on the system clock,
+  whose readers want the present, not a burst of the past) a tick serves only the last grid
+  point the clock has passed and counts the earlier ones it missed as ``dropped_samples``, each
+  once (a trajectory that starts meanwhile takes over at its start: the points of the one before
+  are counted up to there). A clock that goes back by more than two periods (a bag played again)
+  restarts the stream at the current reference's grid.
 - **Points for a controller** (:mod:`hod_dynamics.feedforward.effort_trajectory`): every accepted trajectory
   is also resampled at ``effort_rate`` Hz plus its waypoint times, with tau at each point, for
   joint_trajectory_controller's effort feedforward.
+- **Size.** A trajectory with more waypoints than ``max_points``, or whose points for a
+  controller would be more, is refused at once, naming the sizes (before any work: a planner's
+  trajectory of a million points must not stall the node).
 - **Limits.** The URDF position, velocity and effort limits are checked at those points; a
   trajectory beyond them is counted (``beyond_limits``) with a one-line reason naming joint,
-  time, value and limit, and refused when ``refuse_beyond_limits`` is set.
+  point, time, value and limit, and refused when ``on_limit_violation`` is ``"reject"`` (the
+  default; ``"warn"`` streams it).
 - **Holding after a failure.** A sample that cannot be computed (a spring that cannot be
   inverted at that torque) abandons the trajectory: the stream holds the last sample's position
   (or falls silent if it served none) and counts the failure.
@@ -52,6 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import HodDynamicsError, InputError, TrajectoryError
+from .branch_anchors import BranchAnchors
 from .effort_trajectory import EffortTrajectory, effort_trajectory
 from .trajectory import LimitReport, Trajectory, limit_report
 from .trajectory_feedforward import FeedforwardResult, feedforward
@@ -60,6 +71,8 @@ CHUNK_SECONDS = 0.1      # samples computed ahead per vectorised call
 CATCH_UP_SECONDS = 1.0   # grid points the clock passed that are still served, at most
 LEAD_SECONDS = 0.25      # how far ahead of the clock compute_ahead keeps samples ready
 EFFORT_RATE = 100.0      # Hz, the grid of the points for a controller
+MAX_POINTS = 200_000     # waypoints of a trajectory, and its points for a controller, at most
+LIMIT_POLICIES = ("reject", "warn")
 _CHUNKS_KEPT = 6
 
 
@@ -79,13 +92,16 @@ class Sample:
 class Accepted:
     """An accepted trajectory: ``trajectory`` (model order, time 0 at its start), ``start_ns``,
     its ``points`` for a controller and the ``limits`` checked at them; ``beyond_limits`` is the
-    one-line reason when a limit is exceeded, else ''."""
+    one-line reason when a limit is exceeded, else ''; ``joined``: what a trajectory starting
+    after t = 0 was joined from, ``"measured"`` (the robot's state), ``"reference"`` (no state
+    measured yet) or ``""`` (it starts at t = 0)."""
 
     trajectory: Trajectory
     start_ns: int
     points: EffortTrajectory
     limits: LimitReport
     beyond_limits: str
+    joined: str = ""
 
 
 def hold_trajectory(model, positions):
@@ -108,6 +124,18 @@ def beyond_limits_reason(report):
     return f"beyond the URDF limits: {report.violations[0]}" + (f" (and {more} more)" if more else "")
 
 
+def check_size(times, rate, max_points):
+    """Refuse (TrajectoryError naming the sizes) a trajectory of waypoint ``times`` (N,) s
+    whose waypoints, or points for a controller at ``rate`` Hz, number more than
+    ``max_points``."""
+    span = max(float(times[-1]), 0.0) - max(float(times[0]), 0.0)
+    points = len(times) + int(span * rate) + 1
+    if len(times) > max_points or points > max_points:
+        raise TrajectoryError(f"trajectory of {len(times)} waypoints over {span:g} s refused: with the "
+                              f"{rate:g} Hz points for a controller it makes {points} points, more than "
+                              f"max_trajectory_points {max_points}")
+
+
 class ReferenceStream:
     """The reference a feedforward stream serves, its queue of trajectories, its samples on the
     time grid and its statistics; see the module docstring for the rules.
@@ -116,14 +144,18 @@ class ReferenceStream:
     the samples. :meth:`set_model` gives it a model (until then nothing is served).
     ``chunk_seconds``: samples computed ahead per call. ``backend``: the backend of the
     samples' dynamics (a node switches it to "numba" once the compiled kernels are ready).
-    ``effort_rate`` (Hz) and ``refuse_beyond_limits`` apply to the trajectories accepted from
-    then on (a node sets them from its parameters); ``catch_up_seconds``: how many grid points
-    a late clock still gets served.
+    ``effort_rate`` (Hz), ``on_limit_violation`` (``"reject"`` or ``"warn"``) and
+    ``max_points`` apply to the trajectories accepted from then on (a node sets them from its
+    parameters); ``catch_up_seconds``: how many grid points a late clock still gets served;
+    ``drop_late``: a late tick serves only the last grid point passed (the others are dropped).
+    ``points``: None, or a function ``(model, trajectory, rate, order, friction)`` that computes
+    the points for a controller as :func:`~hod_dynamics.feedforward.effort_trajectory.effort_trajectory`
+    does (a node hands them to a process with compiled kernels).
     """
 
     def __init__(self, period, order, *, allow_extra_joints=False, chunk_seconds=CHUNK_SECONDS,
-                 backend="numpy", effort_rate=EFFORT_RATE, refuse_beyond_limits=False,
-                 catch_up_seconds=CATCH_UP_SECONDS):
+                 backend="numpy", effort_rate=EFFORT_RATE, on_limit_violation="reject",
+                 catch_up_seconds=CATCH_UP_SECONDS, max_points=MAX_POINTS, drop_late=False):
         self.period = float(period)
         self.period_ns = int(round(self.period * 1e9))
         self.order = order
@@ -132,12 +164,17 @@ class ReferenceStream:
         self.catch_up = max(1, int(round(catch_up_seconds / self.period)))
         self.backend = backend
         self.effort_rate = effort_rate
-        self.refuse_beyond_limits = refuse_beyond_limits
+        if on_limit_violation not in LIMIT_POLICIES:
+            raise InputError(f"on_limit_violation must be one of {LIMIT_POLICIES}, got {on_limit_violation!r}")
+        self.on_limit_violation = on_limit_violation
+        self.max_points = int(max_points)
+        self.drop_late = drop_late
+        self.points = None  # points(model, trajectory, rate, order, friction): another way to compute them
         self.model = self.actuators = self.friction = None
         self.active = None        # (Trajectory in model order, start ns), the current reference
         self.pending = []         # [(start ns, Trajectory)] waiting for their start time
         self.latest = None        # the most recent accepted trajectory
-        self.stats = dict(ticks=0, late_samples=0, skipped_samples=0, rejected=0, accepted=0,
+        self.stats = dict(ticks=0, late_samples=0, skipped_samples=0, dropped_samples=0, rejected=0, accepted=0,
                           beyond_limits=0, compute_s=0.0, compute_max_s=0.0, last_rejection="",
                           last_beyond_limits="", stream_errors=0, last_stream_error="")
         self._lock = threading.Lock()
@@ -146,6 +183,7 @@ class ReferenceStream:
         self._last_q = None       # the position of the last sample served, held after a failure
         self._chunks = OrderedDict()  # (id(traj), start, first k) -> (traj, FeedforwardResult)
         self._chunks_lock = threading.Lock()
+        self._anchors = BranchAnchors()  # a mechanism with loops: where it is at each chunk's start
 
     # -- the model -----------------------------------------------------------------------------
     def set_model(self, model, actuators=None, friction=None, *, hold=None, now_ns=0):
@@ -157,6 +195,7 @@ class ReferenceStream:
             hold = hold_trajectory(model, hold)
         with self._lock:
             self.model, self.actuators, self.friction = model, actuators, friction
+            self._anchors = BranchAnchors()  # another mechanism, or none
             if hold is not None:
                 self.active, self._k = (hold, now_ns), None
 
@@ -169,22 +208,28 @@ class ReferenceStream:
 
     # -- trajectories --------------------------------------------------------------------------
     def accept(self, names, times, positions, velocities=None, accelerations=None, *, stamp_ns=0,
-               now_ns):
+               now_ns, state=None, clock=None):
         """Validate a trajectory's waypoints (joint ``names``, ``times`` (N,) s from its start,
         ``positions`` and optional ``velocities``, ``accelerations`` (N, len(names))), compute
         its points for a controller, check the URDF limits there, and queue it to start at
-        ``stamp_ns`` (0: at ``now_ns``). Returns an :class:`Accepted`. Raises HodDynamicsError
-        naming the fault, a trajectory beyond the limits when ``refuse_beyond_limits`` included
-        (count it with :meth:`reject`)."""
-        traj = self._trajectory(names, times, positions, velocities, accelerations, now_ns)
+        ``stamp_ns`` (0: at ``now_ns``, or with ``clock``, a function giving the clock's time in
+        ns, when the work is done: a controller handed the points then starts them with the
+        stream however long the work took). ``state``: the robot's measured (positions (n,),
+        velocities (n,)) in the order of ``names``, which a trajectory starting after t = 0 is
+        joined from (None: from the reference). Returns an :class:`Accepted`. Raises
+        HodDynamicsError naming the fault: a trajectory too large for ``max_points``, or beyond
+        the limits when ``on_limit_violation`` is ``"reject"``, included (count it with
+        :meth:`reject`)."""
+        check_size(np.atleast_1d(np.asarray(times, dtype=float)), self.effort_rate, self.max_points)
+        traj, joined = self._trajectory(names, times, positions, velocities, accelerations, now_ns, state)
         model = self.model
-        points = effort_trajectory(model, traj, self.effort_rate, self.order, self.friction,
-                                   backend=self.backend)
-        limits = limit_report(model, points.t, points.qjet, points.taujet)
+        points = (effort_trajectory(model, traj, self.effort_rate, self.order, self.friction, backend=self.backend)
+                  if self.points is None else self.points(model, traj, self.effort_rate, self.order, self.friction))
+        limits = limit_report(model, points.t, points.qjet, points.taujet, name_points=True)
         reason = beyond_limits_reason(limits)
-        if reason and self.refuse_beyond_limits:
-            raise TrajectoryError(f"{reason}; refused (refuse_beyond_limits)")
-        start = stamp_ns if stamp_ns > 0 else now_ns
+        if reason and self.on_limit_violation == "reject":
+            raise TrajectoryError(f"{reason}; refused (on_limit_violation is reject)")
+        start = stamp_ns if stamp_ns > 0 else now_ns if clock is None else max(now_ns, clock())
         with self._lock:
             self.pending = [p for p in self.pending if p[0] < start] + [(start, traj)]
             self.latest = traj
@@ -197,7 +242,7 @@ class ReferenceStream:
             self._chunk(traj, start, first, model)
         except HodDynamicsError:  # raised again, and handled, when the stream reaches that sample
             pass
-        return Accepted(traj, start, points, limits, reason)
+        return Accepted(traj, start, points, limits, reason, joined)
 
     def reject(self, reason):
         """Count a rejected trajectory and keep its reason for the diagnostics."""
@@ -205,26 +250,34 @@ class ReferenceStream:
             self.stats["rejected"] += 1
             self.stats["last_rejection"] = reason
 
-    def _trajectory(self, names, times, pos, vel, acc, now_ns):
-        """A validated Trajectory in model order; raises HodDynamicsError naming the fault."""
+    def _trajectory(self, names, times, pos, vel, acc, now_ns, state):
+        """(A validated Trajectory in model order, what it was joined from: see
+        :class:`Accepted`); raises HodDynamicsError naming the fault."""
         model = self.model
         if model is None:
             raise HodDynamicsError("no robot model yet")
         times = np.asarray(times, dtype=float)
         continuity = self.continuity
-        start = self.position(names, now_ns) if times[0] > 0 else None
-        if start is not None:  # move from where the reference is now, as joint_trajectory_controller
+        joined, v0 = "", None
+        start = None
+        if times[0] > 0:  # join from where the robot is, as joint_trajectory_controller does
+            if state is not None:
+                (start, v0), joined = state, "measured"
+            else:
+                start, joined = self.position(names, now_ns), "reference"
+        if start is not None:
             if len(times) > 1:  # validate the waypoints as sent, so errors name their own indices
                 Trajectory.from_waypoints(names, times, pos, vel, acc, continuity=continuity)
+            start, v0 = np.asarray(start, dtype=float), None if v0 is None else np.asarray(v0, dtype=float)
             times, pos = np.r_[0.0, times], np.vstack([start, pos])
-            vel = None if vel is None else np.vstack([np.zeros(len(names)), vel])
+            vel = None if vel is None else np.vstack([np.zeros(len(names)) if v0 is None else v0, vel])
             acc = None if acc is None else np.vstack([np.zeros(len(names)), acc])
         elif len(times) == 1:  # nothing to move from: hold the point (span ends at t = 0)
-            times, pos = np.array([-1.0, 0.0]), np.vstack([pos, pos])
+            times, pos, joined = np.array([-1.0, 0.0]), np.vstack([pos, pos]), ""
             vel = None if vel is None else np.vstack([vel, vel])
             acc = None if acc is None else np.vstack([acc, acc])
-        traj = Trajectory.from_waypoints(names, times, pos, vel, acc, continuity=continuity)
-        return traj.for_model(model, allow_extra=self.allow_extra_joints)
+        traj = Trajectory.from_waypoints(names, times, pos, vel, acc, continuity=continuity, initial_velocity=v0)
+        return traj.for_model(model, allow_extra=self.allow_extra_joints), joined
 
     def position(self, names, now_ns):
         """The reference's positions at ``now_ns`` in the order of ``names`` (None before any
@@ -299,11 +352,16 @@ class ReferenceStream:
                     continue
                 if stamp > now_ns:
                     break
-                behind = (now_ns - stamp) // self.period_ns + 1  # points due, this one included
-                if behind > self.catch_up:
-                    skip = behind - self.catch_up
+                # a queued trajectory whose start has come takes over there: the points of this
+                # one due before it are late, and the last point passed is the new one's
+                superseded = pending is not None and pending <= now_ns
+                horizon = pending - 1 if superseded else now_ns
+                behind = (horizon - stamp) // self.period_ns + 1  # points due, this one included
+                keep = (0 if superseded else 1) if self.drop_late else self.catch_up
+                if behind > keep:
+                    skip = behind - keep
                     self._k += skip
-                    self.stats["skipped_samples"] += skip
+                    self.stats["dropped_samples" if self.drop_late else "skipped_samples"] += skip
                     continue
                 k, model = self._k, self.model
             try:
@@ -335,8 +393,8 @@ class ReferenceStream:
         if entry is None or entry[0] is not traj:
             t = (first + np.arange(self.chunk_size)) * self.period
             try:
-                result = feedforward(model, traj, t, self.order, self.actuators, self.friction,
-                                     backend=self.backend)
+                at = self._anchors.model_at(model, traj, start, first, self.period, self.chunk_size)
+                result = feedforward(at, traj, t, self.order, self.actuators, self.friction, backend=self.backend)
             except HodDynamicsError as exc:
                 result = exc
             entry = (traj, result)

@@ -20,7 +20,7 @@ import os
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 from scipy.interpolate import BSpline, make_interp_spline
@@ -30,6 +30,7 @@ from ..arrays import check_memory, real_array, whole_number
 from ..errors import HodDynamicsWarning, InputError, ModelError, TrajectoryError
 from ..model.validation import BASE_COORDINATES, QUATERNION_TOLERANCE, configuration_names, floating_base_only
 from ..yamlfile import read_mapping
+from .hermite_spline import hermite_spline
 
 DEFAULT_CONTINUITY = 4
 _DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "trajectories")
@@ -50,7 +51,11 @@ def _check_names(joint_names):
 
 
 def _check_times(times):
-    t = np.asarray(times, dtype=float)
+    try:
+        t = np.asarray(times, dtype=float)
+    except (TypeError, ValueError):  # text among the times (a YAML file's typo)
+        bad = next((i, x) for i, x in enumerate(times) if not _is_number(x))
+        raise TrajectoryError(f"waypoint {bad[0]}: time {bad[1]!r} is not a number") from None
     if t.ndim != 1:
         raise TrajectoryError(f"times must be a 1-D sequence (one per waypoint), got shape {t.shape}")
     if len(t) < 2:
@@ -66,16 +71,32 @@ def _check_times(times):
     return t
 
 
+def _is_number(x):
+    try:
+        float(x)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _check_rows(values, what, names, n_points):
     """(n_points, n_joints) float array; errors name the waypoint and the joint."""
-    rows = list(values)
-    if len(rows) != n_points:
-        raise TrajectoryError(f"{what}: {len(rows)} waypoints given but {n_points} times")
-    for i, row in enumerate(rows):
-        size = np.size(row)
-        if np.ndim(row) != 1 or size != len(names):
-            raise TrajectoryError(f"waypoint {i}: {size} {what} for {len(names)} joints {names}")
-    a = np.asarray(rows, dtype=float)
+    if isinstance(values, np.ndarray) and values.shape == (n_points, len(names)):
+        rows = values  # the usual case, checked at once (a planner's trajectory: 60,000 rows)
+    else:
+        rows = list(values)
+        if len(rows) != n_points:
+            raise TrajectoryError(f"{what}: {len(rows)} waypoints given but {n_points} times")
+        for i, row in enumerate(rows):
+            size = np.size(row)
+            if np.ndim(row) != 1 or size != len(names):
+                raise TrajectoryError(f"waypoint {i}: {size} {what} for {len(names)} joints {names}")
+    try:
+        a = np.asarray(rows, dtype=float)
+    except (TypeError, ValueError):  # text among the values
+        i, j = next((i, j) for i, row in enumerate(rows) for j, x in enumerate(row) if not _is_number(x))
+        raise TrajectoryError(f"waypoint {i}, joint '{names[j]}': {_SINGULAR[what]} {rows[i][j]!r} is not a "
+                              "number") from None
     bad = np.argwhere(~np.isfinite(a))
     if len(bad):
         i, j = bad[0]
@@ -83,14 +104,23 @@ def _check_rows(values, what, names, n_points):
     return a
 
 
-def _check_at_rest(values, what, names):
-    """The span ends must be at rest: the trajectory holds still outside its span."""
-    for i in (0, len(values) - 1):
+def _check_at_rest(values, what, names, ends=(0, -1)):
+    """The span ends (``ends``: indices of the waypoints) must be at rest: the trajectory holds
+    still outside its span."""
+    for i in sorted({e % len(values) for e in ends}):
         j = np.flatnonzero(np.abs(values[i]) > 1e-12)
         if len(j):
             raise TrajectoryError(f"waypoint {i}, joint '{names[j[0]]}': {_SINGULAR[what]} "
                                   f"{values[i, j[0]]} must be 0 at the first and last waypoint "
                                   "(the trajectory holds still outside its span)")
+
+
+def _check_joined(first, v0, names):
+    """The first waypoint's velocities of a trajectory joined at ``v0`` must be ``v0``."""
+    j = np.flatnonzero(np.abs(first - v0) > 1e-9 * (1.0 + np.abs(v0)))
+    if len(j):
+        raise TrajectoryError(f"waypoint 0, joint '{names[j[0]]}': velocity {first[j[0]]} differs from the "
+                              f"initial velocity {v0[j[0]]}")
 
 
 def _align_quaternions(values, names):
@@ -120,33 +150,6 @@ def _check_continuity(continuity, upper=None):
     if upper is not None and continuity > upper:
         raise TrajectoryError(f"continuity {continuity} exceeds {upper} (FITPACK degree <= 5)")
     return int(continuity)
-
-
-# -- spline construction ---------------------------------------------------------------------
-def _hermite_spline(times, given, hold):
-    """Degree 2*hold+1 spline through ``given[nu]`` ((N, n) values of q^(nu) at every waypoint,
-    interior only for nu >= 1) with q^(1..hold) = 0 at both ends.
-
-    Each interior waypoint carries a knot of multiplicity len(given), so the spline is
-    C^(2 hold + 1 - len(given)) there; this is the classical Hermite (complete) spline, the
-    unique minimiser of the integral of |q^(hold+1)|^2 under these conditions. scipy has no
-    Hermite interpolant with interior derivative data, so the square collocation system is
-    assembled from scipy's B-spline basis and solved directly.
-    """
-    p, r = 2 * hold + 1, len(given) - 1
-    knots = np.r_[[times[0]] * (p + 1), np.repeat(times[1:-1], r + 1), [times[-1]] * (p + 1)]
-    n_coef = len(knots) - p - 1
-    basis = BSpline(knots, np.eye(n_coef), p)
-    rows, rhs = [basis(times)], [given[0]]
-    for nu in range(1, r + 1):
-        rows.append(basis.derivative(nu)(times[1:-1]))
-        rhs.append(given[nu][1:-1])
-    ends = times[[0, -1]]
-    for nu in range(1, hold + 1):
-        rows.append(basis.derivative(nu)(ends))
-        rhs.append(np.zeros((2, given[0].shape[1])))
-    coef = np.linalg.solve(np.vstack(rows), np.vstack(rhs))
-    return BSpline(knots, coef, p)
 
 
 def noise_std(y):
@@ -223,7 +226,7 @@ class Trajectory:
 
     @classmethod
     def from_waypoints(cls, joint_names, times, positions, velocities=None, accelerations=None, *,
-                       continuity=DEFAULT_CONTINUITY):
+                       continuity=DEFAULT_CONTINUITY, initial_velocity=None):
         """Smooth interpolation of waypoints (e.g. a trajectory_msgs/JointTrajectory).
 
         ``times`` (N,) s, strictly increasing, N >= 2; ``positions`` (N, n) rad or m, one
@@ -232,26 +235,38 @@ class Trajectory:
         The result passes exactly through the data, is C^``continuity`` on the whole time axis
         and holds still outside ``[times[0], times[-1]]``: it is the spline of degree 2h+1,
         h = max(continuity, number of derivative orders given), with q^(1..h) = 0 at both
-        ends that minimises the integral of |q^(h+1)|^2 (knots at the waypoints).
+        ends that minimises the integral of |q^(h+1)|^2 (knots at the waypoints). Its
+        construction takes time and memory linear in N (a banded system).
+        ``initial_velocity`` (n,) rad/s (m/s): the trajectory starts moving at that velocity
+        (its higher derivatives 0 there), as a trajectory joined from a moving robot's measured
+        state; it then jumps from rest to that velocity at its start (the first row of
+        ``velocities``, when given, must equal it).
         Raises :class:`TrajectoryError` naming the waypoint index and the joint at fault.
         """
         names = _check_names(joint_names)
         continuity = _check_continuity(continuity)
         t = _check_times(times)
         given = [_align_quaternions(_check_rows(positions, "positions", names, len(t)), names)]
+        v0 = None if initial_velocity is None else _check_rows([initial_velocity], "velocities", names, 1)[0]
         for what, values in (("velocities", velocities), ("accelerations", accelerations)):
             if values is None:
                 if what == "velocities" and accelerations is not None:
                     raise TrajectoryError("accelerations given without velocities")
                 continue
             given.append(_check_rows(values, what, names, len(t)))
-            _check_at_rest(given[-1], what, names)
+            if what == "velocities" and v0 is not None:
+                _check_joined(given[-1][0], v0, names)
+                _check_at_rest(given[-1], what, names, ends=(-1,))
+            else:
+                _check_at_rest(given[-1], what, names)
         hold = max(continuity, len(given) - 1)
+        start = None if v0 is None else np.vstack([v0, np.zeros((hold - 1, len(names)))])
         if len(given) == 1:
             zeros = [(nu, np.zeros(len(names))) for nu in range(1, hold + 1)]
-            spline = make_interp_spline(t, given[0], k=2 * hold + 1, bc_type=(zeros, zeros))
+            first = zeros if start is None else [(nu, start[nu - 1]) for nu in range(1, hold + 1)]
+            spline = make_interp_spline(t, given[0], k=2 * hold + 1, bc_type=(first, zeros))
         else:
-            spline = _hermite_spline(t, given, hold)
+            spline = hermite_spline(t, given, hold, start)
         return cls(tuple(names), spline, continuity, t)
 
     @classmethod
@@ -399,12 +414,13 @@ class Trajectory:
         return limit_report(model, t, qjet, time_derivatives(model, qjet, order), effort_rate_limits)
 
 
-def limit_report(model, t, qjet, taujet, effort_rate_limits=None):
+def limit_report(model, t, qjet, taujet, effort_rate_limits=None, *, name_points=False):
     """The URDF limits of ``model`` checked on samples already computed.
 
     ``t`` (T,) s; ``qjet`` (T, >=2, n) q, qd, ...; ``taujet`` (T, >=1, n) tau, tau', ... (>= 2
     rows when ``effort_rate_limits`` (n,) N m/s is given). Infinite limits are skipped.
-    Returns a :class:`LimitReport` with the worst excess per joint and quantity.
+    ``name_points``: the samples are points of a trajectory for a controller, each violation
+    names its index. Returns a :class:`LimitReport` with the worst excess per joint and quantity.
     """
     checks = [("position", qjet[:, 0], model.lower, model.upper),
               ("velocity", qjet[:, 1], -model.velocity_limits, model.velocity_limits),
@@ -423,24 +439,26 @@ def limit_report(model, t, qjet, taujet, effort_rate_limits=None):
             i = int(np.argmax(excess[:, j]))
             limit = hi[j] if values[i, j] > hi[j] else lo[j]
             violations.append(LimitViolation(kind, model.joint_names[j], float(t[i]),
-                                             float(values[i, j]), float(limit)))
+                                             float(values[i, j]), float(limit), i if name_points else None))
     return LimitReport(tuple(violations), len(t))
 
 
 @dataclass(frozen=True)
 class LimitViolation:
     """The worst excess of one quantity at one joint: ``value`` at time ``time`` (s) beyond
-    ``limit`` (same unit: rad, rad/s, N m, N m/s; m and N for prismatic joints)."""
+    ``limit`` (same unit: rad, rad/s, N m, N m/s; m and N for prismatic joints); ``point``: the
+    index of the trajectory point there, when the samples were a controller's points."""
 
     kind: str
     joint: str
     time: float
     value: float
     limit: float
+    point: Optional[int] = None
 
     def __str__(self):
-        return (f"{self.kind} of joint '{self.joint}' reaches {self.value:.6g} at t = "
-                f"{self.time:.4f} s (limit {self.limit:.6g})")
+        where = f"point {self.point}, t = {self.time:.4f} s" if self.point is not None else f"t = {self.time:.4f} s"
+        return f"{self.kind} of joint '{self.joint}' reaches {self.value:.6g} at {where} (limit {self.limit:.6g})"
 
 
 @dataclass(frozen=True)

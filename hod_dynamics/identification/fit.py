@@ -5,43 +5,40 @@
    the samples; the measured efforts are the targets.
 2. Regression: ``tau = Y_b(q, qd, qdd) beta`` with the base regressor of
    :mod:`hod_dynamics.identification.base_parameters` (friction columns appended with ``friction=True``). The
-   samples are reduced, per recording and joint, to the triangular factor of ``[Y_b | tau]``,
-   so memory stays bounded however long the recordings, and any parameter set's residual on
-   any recording follows from it. Rows are weighted by each joint's noise level (weighted least
-   squares as in Gautier, "Dynamic identification of robots with power model", 1997).
+   samples are reduced, per recording, joint and time block (the cross-validation's folds),
+   to the triangular factor of ``[Y_b | tau]``, so memory stays bounded however long the
+   recordings, and any parameter set's residual on any of them follows from it. Rows are
+   weighted by each joint's noise level (weighted least squares as in Gautier, "Dynamic
+   identification of robots with power model", 1997).
 3. Estimate:
 
    - ``"ols"``: the weighted least-squares base parameters; the standard parameters are the
      prior's plus the smallest change (Euclidean) that gives them. They may not belong to any
      real body.
-   - ``"consistent"`` (default): the standard parameters minimising the weighted squared
-     residual plus ``regularization`` times the log-determinant (Bregman) divergence of every
-     body's pseudo-inertia from the prior's, over pseudo-inertias that are positive definite
-     (Lee, Wensing and Park, "Geometric robot dynamic identification: a convex programming
-     approach", IEEE T-RO 2020; Wensing, Kim and Slotine, "Linear matrix inequalities for
-     physically consistent inertial parameter identification", IEEE RA-L 2018). Convex:
-     solved as a semidefinite program (cvxpy with Clarabel, SCS as the fallback). The
-     divergence is invariant to the units and the frame, vanishes at the prior and grows
-     without bound at the boundary of physical consistency, so the directions the data does
-     not determine come from the prior and every body stays physically consistent; in the
-     directions the data determines, its weight is that of a single sample.
+   - ``"consistent"`` (default): the convex program of
+     :mod:`hod_dynamics.identification.program`: the weighted squared residual plus a weight
+     times the log-determinant divergence of every body's pseudo-inertia from a reference
+     made of the prior, over positive definite pseudo-inertias, and, given plausibility
+     :class:`~hod_dynamics.identification.bounds.Bounds`, with every body's mass inside its
+     bounding ellipsoid and within its mass bounds (and the total within its own). The
+     weight is given, or chosen by cross-validation over contiguous blocks of the training
+     recordings (:mod:`hod_dynamics.identification.cross_validation`).
 
 4. Uncertainty: standard errors of the base parameters from the weighted least-squares
    covariance ``s^2 (W_b^T W_b)^-1``, inflated by the residual's lag-one autocorrelation (the
    samples of a smoothed recording are not independent); the condition number of the base
    regressor.
+5. The prior's own friction, fitted on the training recordings only (the prior column of the
+   validation is then held out like the identified one).
 
-Recordings that cannot determine some combination (a joint that never moves, a joint that
-moves in one direction only, too few samples) raise :class:`InputError` naming those base
-parameters.
+Recordings that cannot determine some combination (no motion at all, a joint that never
+moves, a joint that moves in one direction only, too few samples) raise :class:`InputError`
+naming those base parameters, before anything is inverted.
 
-Longer than 500 lines: the estimate, its uncertainty and its report (identification.json,
-the URDF, the plots) share the reduced data of every recording; the regressor and the base
-parameters are in :mod:`hod_dynamics.algorithms.regressors` and :mod:`hod_dynamics.identification.base_parameters`.
+The outputs (residuals, identification.json, the URDF, the plots) are in
+:mod:`hod_dynamics.identification.report`.
 """
 
-import json
-import os
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
@@ -50,14 +47,15 @@ import scipy.linalg
 
 from ..algorithms.friction import DEFAULT_VS, FrictionModel
 from ..algorithms.regressors import regressor
-from ..errors import HodDynamicsError, InputError
+from ..errors import InputError
 from ..kernels.backend import single_threaded_blas
-from ..model.inertia import com_form, consistency_margin, pseudo_inertia
+from ..model.inertia import consistency_margin
 from ..model.robot_model import body_names, inertial_parameters
 from .base_parameters import BaseParameters, base_parameters
+from .cross_validation import FOLDS, WEIGHTS, check_weights, cross_validate, triangular
 
 METHODS = ("consistent", "ols")
-REGULARIZATION = 1.0          # weight of the divergence from the prior, in whitened squared residuals
+REGULARIZATION = "cv"         # the default: the weight chosen by cross-validation
 UNIDENTIFIABLE = 1e-7         # relative singular value of the normalised base regressor below which
 #                               a direction counts as undetermined by the data
 CHUNK = 4096                  # samples per block of the regressor
@@ -65,13 +63,16 @@ MIN_ROWS_PER_PARAMETER = 10   # joint samples per base parameter, at least
 EDGE_SECONDS = 0.1            # left out at both ends of every fitted segment
 OUTLIER = 6.0                 # a residual beyond this many times its joint's level is a glitch, left out
 PRIOR_FLOOR = 1e-6            # a prior pseudo-inertia's eigenvalues are kept above this share of its largest
+STILL = 1e-3                  # rad (m): a joint whose recorded range is below this does not move
 
 
 @dataclass
 class Recording:
-    """One recording reduced for the regression: ``factors`` (n, r+1, r+1) the triangular
-    factor of ``[Y_b | tau]`` of each joint's samples (unweighted), ``counts`` (n,) samples
-    used per joint, ``name``; ``analysis`` the :class:`~hod_dynamics.replay.analysis.BagAnalysis` it
+    """One recording reduced for the regression: ``blocks`` (K, n, r+1, r+1) the triangular
+    factor of ``[Y_b | tau]`` of each time block's and joint's samples (unweighted; block k
+    the k-th of K equal spans of the recording's time), ``block_counts`` (K, n) samples used
+    per block and joint, ``factors`` (n, r+1, r+1) and ``counts`` (n,) the same over the whole
+    recording, ``name``; ``analysis`` the :class:`~hod_dynamics.replay.analysis.BagAnalysis` it
     came from."""
 
     name: str
@@ -79,6 +80,8 @@ class Recording:
     factors: np.ndarray
     counts: np.ndarray
     model: object = None
+    blocks: Optional[np.ndarray] = None
+    block_counts: Optional[np.ndarray] = None
 
     def residual_sum_of_squares(self, beta):
         """(n,) sum over the samples of (Y_b beta - tau)^2 per joint."""
@@ -99,7 +102,12 @@ class Identification:
     (friction from the prior URDF's ``<dynamics>``); ``noise`` (n,) the residual standard
     deviation of each joint (N m) used as its weight; ``condition_number`` of the base
     regressor (and ``condition_number_scaled`` with unit-norm columns); ``method``;
-    ``recordings``: the :class:`Recording` of each identification run; ``notes``.
+    ``regularization`` the weight of the divergence used; ``cross_validation`` the
+    :class:`~hod_dynamics.identification.cross_validation.CrossValidation` that chose it (None
+    when given); ``bounds`` the plausibility bounds (None: none); ``prior_friction`` the
+    prior's friction fitted on the identification recordings; ``inflation`` the variance
+    factor of the residual's autocorrelation; ``recordings``: the :class:`Recording` of each
+    identification run; ``notes``.
     """
 
     model: object
@@ -118,43 +126,60 @@ class Identification:
     recordings: Tuple[Recording, ...]
     notes: Tuple[str, ...] = ()
     v_s: float = DEFAULT_VS
+    cross_validation: object = None
+    bounds: object = None
+    prior_friction: Optional[FrictionModel] = None
+    inflation: float = 1.0
+    fixed: Optional[np.ndarray] = None
 
     @property
     def consistency(self):
         """(n_bodies,) :func:`~hod_dynamics.model.inertia.consistency_margin` of each identified body."""
         return consistency_margin(self.parameters)
 
+    def whitened_factor(self):
+        """(r+1, r+1) the triangular factor of every identification sample's row, each joint's
+        divided by its noise level."""
+        return _stacked(self.recordings, self.base.rank, 1.0 / self.noise)
+
 
 # -- data ---------------------------------------------------------------------------------------
-def reduce_recording(model, analysis, base, *, friction=True, v_s=DEFAULT_VS, name="", chunk=CHUNK, exclude=None):
+def reduce_recording(model, analysis, base, *, friction=True, v_s=DEFAULT_VS, name="", chunk=CHUNK, exclude=None,
+                     blocks=FOLDS):
     """:class:`Recording` of one analysed recording (:func:`~hod_dynamics.analyze_joint_states`
     of ``model``): the base regressor at its fitted q, qd, qdd and its measured efforts,
-    reduced per joint by QR. Left out: samples without an effort, the first and last
-    EDGE_SECONDS of every fitted segment (where a smoothing fit's accelerations are least
-    accurate) and those ``exclude`` (m, n) marks."""
+    reduced per time block (``blocks`` of equal span) and joint by QR. Left out: samples
+    without an effort, the first and last EDGE_SECONDS of every fitted segment (where a
+    smoothing fit's accelerations are least accurate) and those ``exclude`` (m, n) marks."""
     effort = analysis.effort
     if effort is None:
         raise InputError(f"recording {name or analysis.states.topic}: the joint states on {analysis.states.topic} "
                          "carry no efforts; identification needs the measured joint torques")
     qjet = analysis.result.qjet
     n, r = model.n_dof, base.rank
-    usable = np.isfinite(effort) & ~_segment_edges(analysis)[:, None]
+    usable = np.isfinite(effort) & ~segment_edges(analysis)[:, None]
     if exclude is not None:
         usable &= ~exclude
-    factors = np.zeros((n, r + 1, r + 1))
-    counts = np.zeros(n, dtype=int)
+    t = np.asarray(analysis.t, dtype=float)
+    span = max(t[-1] - t[0], 1e-300) if len(t) else 1.0
+    block_of = np.minimum((blocks * (t - t[0]) / span).astype(int), blocks - 1) if len(t) else np.zeros(0, int)
+    factors = np.zeros((blocks, n, r + 1, r + 1))
+    counts = np.zeros((blocks, n), dtype=int)
     for a in range(0, len(qjet), chunk):
         b = min(a + chunk, len(qjet))
         Y = base.columns(regressor(model, qjet[a:b, 0], qjet[a:b, 1], qjet[a:b, 2], friction=friction, v_s=v_s))
-        for j in range(n):
-            ok = usable[a:b, j]
-            block = np.column_stack([Y[ok, j], effort[a:b][ok, j]])
-            counts[j] += int(ok.sum())
-            factors[j] = _triangular(np.vstack([factors[j], block]), r + 1)
-    return Recording(name, analysis, factors, counts, model)
+        for k in np.unique(block_of[a:b]):
+            inside = block_of[a:b] == k
+            for j in range(n):
+                ok = usable[a:b, j] & inside
+                block = np.column_stack([Y[ok, j], effort[a:b][ok, j]])
+                counts[k, j] += int(ok.sum())
+                factors[k, j] = triangular(np.vstack([factors[k, j], block]), r + 1)
+    whole = np.stack([triangular(factors[:, j].reshape(-1, r + 1), r + 1) for j in range(n)])
+    return Recording(name, analysis, whole, counts.sum(axis=0), model, factors, counts)
 
 
-def _segment_edges(analysis):
+def segment_edges(analysis):
     """(m,) bool: the samples within EDGE_SECONDS of the start or end of a fitted segment
     (at most a tenth of the segment at each end)."""
     t = analysis.t
@@ -165,43 +190,42 @@ def _segment_edges(analysis):
     return edge
 
 
-def _triangular(A, size):
-    """The (size, size) triangular factor R of A (rows, size) with A^T A = R^T R."""
-    R = np.linalg.qr(A, mode="r")
-    out = np.zeros((size, size))
-    out[:R.shape[0]] = R[:size]
-    return out
-
-
 # -- estimation ---------------------------------------------------------------------------------
-def identify(model, analyses, *, method="consistent", friction=True, v_s=DEFAULT_VS,
-             regularization=REGULARIZATION, names=None, fixed_parts=None, progress=None):
+def identify(model, analyses, *, method="consistent", friction=True, v_s=DEFAULT_VS, regularization=REGULARIZATION,
+             bounds=None, folds=FOLDS, weights=WEIGHTS, names=None, fixed_parts=None, progress=None):
     """Identify the inertial (and friction) parameters of ``model`` from recordings.
 
     ``analyses``: :class:`~hod_dynamics.replay.analysis.BagAnalysis` of each identification
     recording, made with ``model`` (:func:`~hod_dynamics.analyze_joint_states`, ``order=0``
     is enough); ``model`` is the prior. ``method``: ``"consistent"`` or ``"ols"`` (see the
     module docstring); ``friction``: identify viscous, Coulomb and offset friction per joint
-    (``v_s`` rad/s the Coulomb transition velocity); ``regularization`` (>= 0): the weight of
-    the divergence from the prior (``"consistent"``); ``names``: a label per recording, each
-    a different one (they key the outputs);
-    ``fixed_parts`` (n_bodies, 10): parameters within each body that stay as they are (links
-    attached by locked joints, which keep their own inertia): the consistency condition then
-    applies to the rest; ``progress(message)``: called with a line per stage.
+    (``v_s`` rad/s the Coulomb transition velocity); ``regularization``: the weight (>= 0) of
+    the divergence from the prior (``"consistent"``), or ``"cv"`` (default) for the one of
+    ``weights`` that predicts best in ``folds``-fold cross-validation over contiguous time
+    blocks of the recordings; ``bounds``: plausibility
+    :class:`~hod_dynamics.identification.bounds.Bounds` (``plausibility_bounds``; None: physical
+    consistency only); ``names``: a label per recording, each a different one (they key the
+    outputs); ``fixed_parts`` (n_bodies, 10): parameters within each body that stay as they
+    are (links attached by locked joints, which keep their own inertia): the consistency
+    condition then applies to the rest; ``progress(message)``: called with a line per stage.
     Returns :class:`Identification`. Raises :class:`InputError` for recordings without
-    efforts, too few samples, or combinations the recordings do not determine (named), and
-    when the consistent method needs cvxpy.
+    efforts or motion, too few samples, combinations the recordings do not determine (named),
+    bounds that contradict each other, and when the consistent method needs cvxpy.
     """
     with single_threaded_blas():
-        return _identify(model, analyses, method, friction, v_s, regularization, names, fixed_parts, progress)
+        return _identify(model, analyses, method, friction, v_s, regularization, bounds, folds, weights, names,
+                         fixed_parts, progress)
 
 
-def _identify(model, analyses, method, friction, v_s, regularization, names, fixed_parts, progress):
+def _identify(model, analyses, method, friction, v_s, regularization, bounds, folds, weights, names, fixed_parts,
+              progress):
     """:func:`identify`, its dense linear algebra on one BLAS thread."""
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, got {method!r}")
-    if not (np.isfinite(regularization) and regularization >= 0):
-        raise InputError(f"regularization must be a number >= 0, got {regularization!r}")
+    if not (isinstance(regularization, str) and regularization == "cv"):
+        if isinstance(regularization, str) or not (np.isfinite(regularization) and regularization >= 0):
+            raise InputError(f"regularization must be a number >= 0 or 'cv', got {regularization!r}")
+    weights, folds = check_weights(weights, folds)
     if model.floating:
         raise InputError(f"model '{model.name}' has a floating base: identification from joint states needs "
                          "a fixed base (its base motion is not recorded in joint states)")
@@ -209,33 +233,48 @@ def _identify(model, analyses, method, friction, v_s, regularization, names, fix
     if not analyses:
         raise InputError("identification needs at least one recording")
     names = list(names) if names is not None else [f"recording {k + 1}" for k in range(len(analyses))]
-    _check_names(names, len(analyses), "names")
+    check_names(names, len(analyses), "names")
+    prior = inertial_parameters(model)
+    fixed = np.zeros_like(prior) if fixed_parts is None else np.asarray(fixed_parts, dtype=float)
+    if bounds is not None:
+        from .bounds import check_bounds
+
+        check_bounds(bounds, fixed)
     say = progress or (lambda message: None)
     base = base_parameters(model, friction=friction)
     recordings = []
     for name, analysis in zip(names, analyses):
         say(f"regressor of {name} ({len(analysis.t)} samples)")
-        recordings.append(reduce_recording(model, analysis, base, friction=friction, v_s=v_s, name=name))
-    prior = inertial_parameters(model)
-    prior_friction = np.stack([model.damping, model.friction, np.zeros(model.n_dof)], axis=-1).ravel()
-    prior_full = np.concatenate([prior.ravel(), prior_friction if friction else []])
-    fixed = np.zeros_like(prior) if fixed_parts is None else np.asarray(fixed_parts, dtype=float)
-    beta, cov, noise, rows = _weighted_least_squares(recordings, base, friction, v_s)
+        recordings.append(reduce_recording(model, analysis, base, friction=friction, v_s=v_s, name=name, blocks=folds))
+    _check_motion(model, recordings, base)
+    prior_dynamics = np.stack([model.damping, model.friction, np.zeros(model.n_dof)], axis=-1).ravel()
+    prior_full = np.concatenate([prior.ravel(), prior_dynamics if friction else []])
+    beta, cov, noise, rows, inflation = _weighted_least_squares(recordings, base, friction, v_s)
     notes = []
     glitches = [np.abs(residual_series(rec, base, beta, friction, v_s)) > OUTLIER * noise for rec in recordings]
     dropped = sum(int(g.sum()) for g in glitches)
     if dropped:  # a sensor glitch or a dropped effort read as zero would pull every parameter
         recordings = [reduce_recording(model, rec.analysis, base, friction=friction, v_s=v_s, name=rec.name,
-                                       exclude=g) for rec, g in zip(recordings, glitches)]
-        beta, cov, noise, rows = _weighted_least_squares(recordings, base, friction, v_s)
+                                       exclude=g, blocks=folds) for rec, g in zip(recordings, glitches)]
+        beta, cov, noise, rows, inflation = _weighted_least_squares(recordings, base, friction, v_s)
         notes.append(f"{dropped} joint samples left out as outliers (residual beyond {OUTLIER:g} times its joint's "
                      "level after a first fit)")
-    _check_excitation(recordings, base, noise, rows)
+    validation = None
     if method == "ols":
         full = prior_full + np.linalg.pinv(base.K) @ (beta - base.K @ prior_full)
+        gamma = float("nan")
     else:
-        say("consistent fit (semidefinite program)")
-        full = _consistent(recordings, base, noise, prior_full, prior, fixed, regularization, friction)
+        from .program import ConvexFit
+
+        program = ConvexFit(base.K, prior, len(prior_full) - prior.size, fixed, bounds)
+        gamma = regularization
+        if regularization == "cv":
+            blocks = np.stack([_stacked(recordings, base.rank, 1.0 / noise, block=k) for k in range(folds)])
+            counts = np.array([sum(int(rec.block_counts[k].sum()) for rec in recordings) for k in range(folds)])
+            validation = cross_validate(program, blocks, counts, weights, say)
+            gamma = validation.chosen
+        say(f"consistent fit (semidefinite program, weight {gamma:g})")
+        full = program.solve(_stacked(recordings, base.rank, 1.0 / noise), rows, gamma)
         beta = base.K @ full
     pi = full[:prior.size].reshape(prior.shape)
     fric = None
@@ -262,19 +301,74 @@ def _identify(model, analyses, method, friction, v_s, regularization, names, fix
                      "identified; the identified model holds no inertia for them")
     identified = model.with_inertial_parameters(np.where(negative[:, None], 0.0, pi))
     return Identification(identified, fric, pi, prior, base, beta, se, base.K @ prior_full, noise, cond, cond_scaled,
-                          method, float(regularization), tuple(recordings), tuple(notes), float(v_s))
+                          method, float(gamma), tuple(recordings), tuple(notes), float(v_s), validation, bounds,
+                          prior_friction(model, [rec.analysis for rec in recordings], v_s), inflation, fixed)
 
 
-def _stacked(recordings, r, weights):
-    """The triangular factor (r+1, r+1) of all recordings' rows, joint j's weighted by weights[j]."""
-    blocks = [rec.factors[j] * weights[j] for rec in recordings for j in range(len(weights))]
-    return _triangular(np.vstack(blocks), r + 1)
+def prior_friction(model, analyses, v_s=DEFAULT_VS):
+    """The friction (:class:`~hod_dynamics.algorithms.friction.FrictionModel`) that best
+    explains the analysed recordings' efforts beyond the rigid body of ``model``, fitted on
+    them together (the samples within EDGE_SECONDS of a segment's ends left out): the prior's
+    own friction, from the identification recordings only."""
+    from ..algorithms.dynamics import inverse_dynamics
+    from ..algorithms.friction import fit_friction
+
+    qd, residual = [], []
+    for a in analyses:
+        q = a.result.qjet
+        rigid = a.rigid_tau if getattr(a, "rigid_tau", None) is not None else \
+            inverse_dynamics(model, q[:, 0], q[:, 1], q[:, 2])
+        e = np.array(a.effort - rigid, dtype=float)
+        e[segment_edges(a)] = np.nan
+        qd.append(q[:, 1])
+        residual.append(e)
+    return fit_friction(np.vstack(qd), np.vstack(residual), model.joint_names, v_s)[0]
+
+
+def _check_motion(model, recordings, base):
+    """InputError when no joint moves in the recordings: nothing but the gravity torques of
+    one posture, and most base parameters undetermined (named)."""
+    q = np.vstack([rec.analysis.result.qjet[:, 0] for rec in recordings])
+    moved = np.ptp(q, axis=0) if len(q) else np.zeros(model.n_dof)
+    if np.all(moved < STILL):
+        r = base.rank
+        W = np.vstack([rec.factors[j, :r, :r] for rec in recordings for j in range(model.n_dof)])
+        names = _undetermined(W, base)
+        raise InputError(f"the recordings hold no motion (every joint's range below {STILL:g} rad): {len(names)} of "
+                         f"the {r} base parameters are undetermined: {_listed(names)}; record an excitation "
+                         "trajectory (hod-dynamics excite)")
+
+
+def _listed(names, shown=8):
+    """'a, b, ... and M more' of a list of names."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def check_names(names, count, argument):
+    """InputError unless ``names`` holds ``count`` different labels (they key the outputs: two
+    recordings of one name would leave one of them out)."""
+    if len(names) != count:
+        raise InputError(f"{argument}: {len(names)} names for {count} recordings")
+    twice = sorted({str(nm) for nm in names if names.count(nm) > 1})
+    if twice:
+        raise InputError(f"{argument}: every recording needs a name of its own, got {', '.join(twice)} more than "
+                         "once")
+
+
+def _stacked(recordings, r, weights, block=None):
+    """The triangular factor (r+1, r+1) of all recordings' rows (of time block ``block`` only,
+    when given), joint j's weighted by weights[j]."""
+    parts = [(rec.factors[j] if block is None else rec.blocks[block, j]) * weights[j]
+             for rec in recordings for j in range(len(weights))]
+    return triangular(np.vstack(parts), r + 1)
 
 
 def _weighted_least_squares(recordings, base, friction, v_s):
-    """(beta (r,), covariance (r, r), noise (n,) per joint, rows) by two passes: ordinary least
-    squares gives each joint's residual level, whose inverse weights its rows in the second.
-    The covariance is inflated by the residual's autocorrelation (see :func:`_inflation`)."""
+    """(beta (r,), covariance (r, r), noise (n,) per joint, rows, inflation) by two passes:
+    ordinary least squares gives each joint's residual level, whose inverse weights its rows in
+    the second. The covariance is inflated by the residual's autocorrelation (``inflation``,
+    see :func:`_inflation`). InputError, before any inverse, naming the base parameters the
+    recordings do not determine."""
     r = base.rank
     n = recordings[0].factors.shape[0]
     rows = sum(int(rec.counts.sum()) for rec in recordings)
@@ -288,11 +382,12 @@ def _weighted_least_squares(recordings, base, friction, v_s):
     noise = np.sqrt(rss / np.maximum(counts - r / n, 1.0))
     noise = np.maximum(noise, 1e-6 * max(noise.max(), 1e-12))    # a joint fitted exactly keeps a weight
     R = _stacked(recordings, r, 1.0 / noise)
+    _check_excitation(R[:r, :r], base)
     beta = _solve(R, r)
     s2 = R[r, r] ** 2 / max(rows - r, 1)
     inv = scipy.linalg.solve_triangular(R[:r, :r], np.eye(r))
-    cov = s2 * (inv @ inv.T) * _inflation(recordings, base, beta, friction, v_s, noise)
-    return beta, cov, noise, rows
+    inflation = _inflation(recordings, base, beta, friction, v_s, noise)
+    return beta, s2 * (inv @ inv.T) * inflation, noise, rows, inflation
 
 
 def _solve(R, r):
@@ -332,26 +427,29 @@ def residual_series(rec, base, beta, friction, v_s, chunk=CHUNK):
     return out
 
 
-def _check_excitation(recordings, base, noise, rows):
-    """InputError naming the base parameters the recordings do not determine."""
-    r = base.rank
-    W = _stacked(recordings, r, 1.0 / noise)[:r, :r]
+def _check_excitation(W, base):
+    """InputError naming the base parameters the whitened factor W (r, r) does not determine."""
+    names = _undetermined(W, base)
+    if names:
+        raise InputError(f"the recordings do not excite {len(names)} base parameters enough to identify them: "
+                         f"{_listed(names)} (a joint that does not move, or moves in one direction only; record an excitation "
+                         "trajectory, e.g. from hod-dynamics excite, or leave friction out with --no-friction)")
+
+
+def _undetermined(W, base):
+    """The names of the base parameters in the directions W (rows, r) does not determine: its
+    columns of zero norm, else those that weigh in its singular vectors of relative singular
+    value below UNIDENTIFIABLE (columns scaled to unit norm)."""
     scale = np.linalg.norm(W, axis=0)
     dead = np.flatnonzero(scale <= 1e-12 * max(scale.max(), 1e-300))
-    names = []
-    if len(dead):
-        names = [base.names[k] for k in dead]
-    else:
-        U, s, Vt = np.linalg.svd(W / scale, full_matrices=False)
+    names = [base.names[k] for k in dead]
+    live = np.flatnonzero(scale > 1e-12 * max(scale.max(), 1e-300))
+    if len(live):
+        _, s, Vt = np.linalg.svd(W[:, live] / scale[live], full_matrices=False)
         for k in np.flatnonzero(s < UNIDENTIFIABLE * s[0]):
             v = Vt[k]
-            names += [base.names[i] for i in np.flatnonzero(np.abs(v) > 0.3 * np.abs(v).max())]
-    if names:
-        names = list(dict.fromkeys(names))
-        shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-        raise InputError(f"the recordings do not excite {len(names)} base parameters enough to identify them: "
-                         f"{shown} (a joint that does not move, or moves in one direction only; record an "
-                         "excitation trajectory, e.g. from hod-dynamics excite, or leave friction out with --no-friction)")
+            names += [base.names[live[i]] for i in np.flatnonzero(np.abs(v) > 0.3 * np.abs(v).max())]
+    return list(dict.fromkeys(names))
 
 
 def _condition_numbers(recordings, r):
@@ -364,221 +462,3 @@ def _condition_numbers(recordings, r):
     return float(s[0] / s[-1]) if s[-1] > 0 else float("inf"), float(s2[0] / s2[-1]) if s2[-1] > 0 else float("inf")
 
 
-def _consistent(recordings, base, noise, prior_full, prior, fixed, gamma, friction):
-    """Standard parameters (p,) of the convex fit (see the module docstring)."""
-    try:
-        import cvxpy as cp
-    except ImportError:
-        raise InputError("the consistent method needs cvxpy with the Clarabel solver: pip install cvxpy clarabel "
-                         "(the identification extra of this package), or use the ols method") from None
-    r, nb = base.rank, len(prior)
-    R = _stacked(recordings, r, 1.0 / noise)
-    rows = sum(int(rec.counts.sum()) for rec in recordings)
-    # the objective divided by the number of rows keeps the solver's numbers near 1
-    A = R[:r, :r] @ base.K / np.sqrt(rows)
-    y = R[:r, r] / np.sqrt(rows)
-    scale = _parameter_scale(prior_full, prior, nb)
-    x = cp.Variable(len(prior_full))
-    params = cp.multiply(scale, x)
-    objective = cp.sum_squares(A @ params - y)
-    basis = pseudo_inertia(np.eye(10))                       # J of each unit parameter
-    constraints = []
-    for b in range(nb):
-        J0 = _prior_pseudo_inertia(prior[b] - fixed[b])
-        J0inv = np.linalg.inv(J0)
-        Jfixed = pseudo_inertia(fixed[b])
-        J = sum(params[10 * b + p] * basis[p] for p in range(10)) - Jfixed
-        J = (J + J.T) / 2
-        objective = objective + (gamma / rows) * (-cp.log_det(J) + cp.trace(J0inv @ J))
-    if friction:
-        n = (len(prior_full) - 10 * nb) // 3
-        idx = 10 * nb + 3 * np.arange(n)
-        constraints += [x[idx] >= 0, x[idx + 1] >= 0]
-    problem = cp.Problem(cp.Minimize(objective), constraints)
-    x.value = prior_full / scale
-    status = _solve_problem(problem, cp)
-    if x.value is None or status not in ("optimal", "optimal_inaccurate"):
-        raise HodDynamicsError(f"the consistent fit did not converge (solver status '{status}'); try --method ols")
-    return np.asarray(x.value) * scale
-
-
-def _solve_problem(problem, cp):
-    """Clarabel, then SCS when Clarabel fails or is missing; returns the status."""
-    for solver in ("CLARABEL", "SCS"):
-        if solver not in cp.installed_solvers():
-            continue
-        try:
-            problem.solve(solver=solver)
-        except cp.error.SolverError:
-            continue
-        if problem.status in ("optimal", "optimal_inaccurate"):
-            return problem.status
-    return problem.status
-
-
-def _parameter_scale(prior_full, prior, nb):
-    """A typical size of each parameter (kg, kg m, kg m^2; friction N m), from the prior: the
-    solver works on parameters divided by it (all near 1)."""
-    masses = np.abs(prior[:, 0])
-    m_ref = max(masses.mean(), 1e-3)
-    scale = np.empty_like(prior_full)
-    for b in range(nb):
-        m = max(masses[b], 0.1 * m_ref)
-        J = pseudo_inertia(prior[b])
-        length = np.sqrt(max(np.trace(J[:3, :3]) / max(prior[b, 0], 1e-12), 1e-4)) if prior[b, 0] > 0 else 0.1
-        scale[10 * b:10 * b + 10] = [m] + [m * length] * 3 + [m * length ** 2] * 6
-    scale[10 * nb:] = 1.0
-    return scale
-
-
-PRIOR_SHAPE_FLOOR = 0.05
-
-
-def _prior_pseudo_inertia(pi):
-    """The prior's pseudo-inertia made a credible mass distribution: the second moments about
-    its centre of mass (its shape) kept above PRIOR_SHAPE_FLOOR of the largest, and a mass of
-    at least 1 g. A flat or degenerate prior (massless links, identified values that break the
-    triangle inequality) would otherwise claim certainty about a dimension no data sees, and
-    the divergence, which weighs relative changes, would hold the fit there."""
-    m, c, Ic = com_form(pi)
-    m = max(float(m), 1e-3)
-    sigma = 0.5 * np.trace(Ic) * np.eye(3) - Ic
-    w, V = np.linalg.eigh(sigma)
-    floor = max(PRIOR_SHAPE_FLOOR * max(w.max(), 0.0), m * 1e-6)
-    sigma = (V * np.maximum(w, floor)) @ V.T
-    J = np.empty((4, 4))
-    J[:3, :3] = sigma + m * np.outer(c, c)
-    J[:3, 3] = J[3, :3] = m * c
-    J[3, 3] = m
-    return J
-
-
-# -- residuals and outputs ----------------------------------------------------------------------
-def residuals(result, analysis):
-    """Per joint residual RMS (N m; N) of a recording analysed with the prior model: ``prior``
-    (the prior's rigid body plus friction fitted to this recording, as ``analyze-bag
-    --friction fit`` reports it), ``prior_rigid_body`` and ``identified`` (the identified model
-    with its friction, by Newton-Euler: independent of the regressor). Returns ``(table,
-    predictions)``: ``table`` {joint: {...}}, ``predictions`` {"prior": (m, n),
-    "identified": (m, n)} the predicted torques."""
-    from ..algorithms.friction import fit_friction
-    from ..algorithms.dynamics import inverse_dynamics
-
-    q = analysis.result.qjet
-    effort = analysis.effort
-    rigid = analysis.rigid_tau if analysis.rigid_tau is not None else analysis.result.taujet[:, 0]
-    names = result.model.joint_names
-    fitted, _ = fit_friction(q[:, 1], effort - rigid, names)
-    prior = rigid + fitted.torque(q[:, 1])
-    identified = inverse_dynamics(result.model, q[:, 0], q[:, 1], q[:, 2], friction=result.friction)
-    table = {nm: {"prior": _rms(prior[:, j] - effort[:, j]), "prior_rigid_body": _rms(rigid[:, j] - effort[:, j]),
-                  "identified": _rms(identified[:, j] - effort[:, j])} for j, nm in enumerate(names)}
-    return table, {"prior": prior, "identified": identified}
-
-
-def _rms(x):
-    x = x[np.isfinite(x)]
-    return float(np.sqrt(np.mean(x * x))) if len(x) else float("nan")
-
-
-def _check_names(names, count, argument):
-    """InputError unless ``names`` holds ``count`` different labels (they key the outputs: two
-    recordings of one name would leave one of them out)."""
-    if len(names) != count:
-        raise InputError(f"{argument}: {len(names)} names for {count} recordings")
-    twice = sorted({str(nm) for nm in names if names.count(nm) > 1})
-    if twice:
-        raise InputError(f"{argument}: every recording needs a name of its own, got {', '.join(twice)} more than "
-                         "once")
-
-
-def evaluate(result, validation=(), validation_names=()):
-    """Every recording's residuals and predictions: ``{name: (role, analysis, table,
-    predictions)}`` (see :func:`residuals`) of the identification recordings and of
-    ``validation`` (analyses with the prior model, named by ``validation_names``, names that
-    differ from one another and from the identification recordings')."""
-    out = {}
-    runs = [(rec.name, rec.analysis, "identification") for rec in result.recordings]
-    validation, validation_names = list(validation), list(validation_names)
-    _check_names([name for name, _, _ in runs] + validation_names, len(runs) + len(validation),
-                 "validation_names (with the identification recordings' names)")
-    for name, analysis, role in runs + list(zip(validation_names, validation, ["validation"] * len(validation))):
-        out[name] = (role, analysis) + residuals(result, analysis)
-    return out
-
-
-def summary(result, evaluation):
-    """A JSON-ready dict of an :class:`Identification` and the residuals of ``evaluation``
-    (:func:`evaluate`)."""
-    model, base = result.model, result.base
-    relative = np.where(np.abs(result.beta) > 0, result.beta_se / np.maximum(np.abs(result.beta), 1e-300), np.inf)
-    out = {
-        "robot": model.name, "joints": list(model.joint_names), "method": result.method,
-        "regularization": result.regularization if result.method == "consistent" else None,
-        "friction": result.friction is not None,
-        "samples": {rec.name: int(len(rec.analysis.t)) for rec in result.recordings},
-        "condition_number": result.condition_number,
-        "condition_number_unit_columns": result.condition_number_scaled,
-        "noise_std": {nm: float(v) for nm, v in zip(model.joint_names, result.noise)},
-        "base_parameters": [{"name": nm, "value": float(b), "standard_error": float(se),
-                             "relative_standard_error": float(rel), "prior": float(p)}
-                            for nm, b, se, rel, p in zip(base.names, result.beta, result.beta_se, relative,
-                                                         result.beta_prior)],
-        "bodies": {}, "notes": list(result.notes),
-        "residual_rms": {name: {"role": role, "joints": table} for name, (role, _, table, _) in evaluation.items()},
-    }
-    for b, link in enumerate(body_names(model)):
-        m, c, Ic = com_form(result.parameters[b])
-        pm, pc, _ = com_form(result.prior[b])
-        out["bodies"][link] = {
-            "parameters": result.parameters[b].tolist(), "prior_parameters": result.prior[b].tolist(),
-            "mass": float(m), "com": c.tolist(), "inertia_about_com": Ic.tolist(),
-            "prior_mass": float(pm), "prior_com": pc.tolist(),
-            "physically_consistent": bool(result.consistency[b] > 0),
-            "consistency_margin": float(result.consistency[b])}
-    if result.friction is not None:
-        out["friction_model"] = result.friction.to_mapping()["friction"]
-    return out
-
-
-def write_outputs(result, out, source, evaluation, *, plots=True, xacro_args=None, command=""):
-    """Write ``identified.urdf`` (from the prior ``source``), ``friction.yaml`` (with friction),
-    ``identification.json`` (:func:`summary` of ``evaluation``, see :func:`evaluate`) and, with
-    ``plots``, ``torque_<recording>.png`` (measured against predicted torque, prior and
-    identified) of every validation recording (of the identification ones when there is none)
-    into the folder ``out``. Returns the paths."""
-    from ..algorithms.friction import save_friction
-    from ..model.urdf_writer import identified_urdf
-
-    os.makedirs(out, exist_ok=True)
-    paths = []
-    origin = f"identified by hod-dynamics identify ({result.method}) from {', '.join(r.name for r in result.recordings)}"
-    text = identified_urdf(source, result.model, result.parameters, result.friction, xacro_args=xacro_args,
-                           comment=origin + ("; friction offsets and v_s: friction.yaml" if result.friction else ""))
-    paths.append(_write(os.path.join(out, "identified.urdf"), text))
-    if result.friction is not None:
-        paths.append(save_friction(result.friction, os.path.join(out, "friction.yaml"), comments=[origin]))
-    data = summary(result, evaluation)
-    data["command"] = command
-    paths.append(_write(os.path.join(out, "identification.json"), json.dumps(data, indent=2) + "\n"))
-    if plots:
-        from ..plots import plot_torque_comparison
-
-        shown = [name for name, entry in evaluation.items() if entry[0] == "validation"] or list(evaluation)
-        for name in shown:
-            role, analysis, _, predictions = evaluation[name]
-            path = os.path.join(out, f"torque_{_file_label(name)}.png")
-            paths.append(plot_torque_comparison(analysis.t, analysis.effort, predictions, result.model.joint_names,
-                                                path, title=f"{result.model.name}: {name} ({role})"))
-    return paths
-
-
-def _write(path, text):
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    return path
-
-
-def _file_label(name):
-    keep = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
-    return keep or "recording"

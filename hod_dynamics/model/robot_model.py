@@ -28,13 +28,14 @@ import weakref
 from dataclasses import dataclass, field, fields
 from functools import cached_property, wraps
 from types import MappingProxyType
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import Mapping, Optional, Tuple
 
 import numpy as np
 
 from ..arrays import check_finite, real_array
 from ..errors import HodDynamicsWarning, InputError, ModelError
 from .inertia import PARAMETER_NAMES, inertia_from_parameters, parameters_from_inertia
+from .joint_names import NamedJoints
 from .spatial import Ad, ad, inverse
 from .urdf import checked_inertia_mode
 
@@ -66,7 +67,7 @@ def _readonly(a, dtype=float):
 
 
 @dataclass(frozen=True, eq=False)
-class RobotModel:
+class RobotModel(NamedJoints):
     """Immutable rigid-body tree; build it with :meth:`from_urdf` or :meth:`from_screws`.
 
     Attributes (``n = n_dof``): ``joint_names`` (n,) the actuated DoF order used by every
@@ -254,7 +255,7 @@ class RobotModel:
     @classmethod
     def from_urdf(cls, source, *, root_link=None, tip_links=None, locked_joints=None,
                   gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn", xacro_args=None,
-                  floating_base=False):
+                  floating_base=False, loops=None, actuated_joints=None, assembly=None):
         """Build a model from a URDF (or xacro) file path, or URDF XML (or xacro) text.
 
         - ``root_link``: the link fixed to the world (default: the URDF root, the root of the
@@ -290,6 +291,16 @@ class RobotModel:
           ``model.floating`` is True, ``nq = 7 + n``, ``nv = 6 + n``. A URDF whose root is a
           massless link (e.g. ``world``) with a single ``floating`` joint below it gives the
           same model without the flag (the child of that joint is the free base).
+        - ``loops`` and ``actuated_joints``: a mechanism with kinematic loops. Either given,
+          the result is a :class:`~hod_dynamics.model.loop_model.LoopModel`: this tree closed by
+          the URDF's loop elements (``loops`` None or ``"urdf"``: Drake's ``<loop_joint>`` and
+          ``<drake:ball_constraint>``) or by a closure file (``loops``: a YAML path, YAML text
+          or mapping, or a sequence of :class:`~hod_dynamics.model.closures.Closure`; see
+          :mod:`hod_dynamics.model.closures`), with the joints ``actuated_joints`` actuated
+          (default: the closure file's, else the URDF's ``<transmission>`` joints) and every
+          other joint passive. ``assembly`` ((n,) positions or ``{joint: position}``): tree
+          positions at or near an assembly, where the solve of the passive joints starts (the
+          closure file's, else zeros). See doc/loops.md.
 
         Fixed joints are merged into their parent body; a robot with no moving joint gives a
         model with ``n_dof == 0``. Other ``floating`` joints and all ``planar`` joints inside
@@ -299,10 +310,29 @@ class RobotModel:
         """
         from .urdf import model_arguments_from_urdf
 
-        return cls(**model_arguments_from_urdf(source, root_link=root_link, tip_links=tip_links,
-                                               locked_joints=locked_joints, gravity=gravity,
-                                               strict=strict, inertia_check=inertia_check,
-                                               xacro_args=xacro_args, floating_base=floating_base))
+        def tree():
+            return cls(**model_arguments_from_urdf(source, root_link=root_link, tip_links=tip_links,
+                                                   locked_joints=locked_joints, gravity=gravity,
+                                                   strict=strict, inertia_check=inertia_check,
+                                                   xacro_args=xacro_args, floating_base=floating_base))
+
+        if loops is None and actuated_joints is None:
+            if assembly is not None:
+                raise ModelError("assembly is for a mechanism with loops: give loops= or actuated_joints= too")
+            return tree()
+        from .loop_model import loop_model_from_urdf
+
+        return loop_model_from_urdf(tree, source, loops, actuated_joints, assembly, xacro_args)
+
+    def with_loops(self, loops, actuated_joints=None, *, assembly=None):
+        """This tree as a mechanism with loops: a :class:`~hod_dynamics.model.loop_model.LoopModel`
+        closed by ``loops`` (a sequence of :class:`~hod_dynamics.model.closures.Closure`, or a
+        closure file: YAML path, YAML text or mapping), with ``actuated_joints`` actuated (default:
+        the closure file's) and the solve of the passive joints starting at ``assembly``. Raises
+        ModelError naming an unknown link or joint (see :meth:`from_urdf`)."""
+        from .loop_model import with_loops
+
+        return with_loops(self, loops, actuated_joints, assembly)
 
     def with_gravity(self, gravity):
         """A copy of this model with another gravity vector (base frame, m/s^2)."""
@@ -376,32 +406,6 @@ class RobotModel:
         """Mass of every body (kg), (n,)."""
         return self.inertias[:, 3, 3]
 
-    def joint_index(self, name: str) -> int:
-        """Position of joint ``name`` in :attr:`joint_names`; raises ModelError if unknown."""
-        try:
-            return self.joint_names.index(name)
-        except ValueError:
-            raise ModelError(f"unknown joint '{name}'; the model has {list(self.joint_names)}") from None
-
-    def joint_order(self, names: Sequence[str], *, allow_extra: bool = False):
-        """Indices mapping ``names`` (e.g. a message's joint order) onto the model order.
-
-        Returns ``idx`` (n_dof,) such that ``values_in_model_order = values[idx]``. Raises
-        :class:`ModelError` naming unknown joints (unless ``allow_extra``) and missing ones.
-        """
-        names = list(names)
-        position = {nm: k for k, nm in enumerate(names)}
-        if len(position) != len(names):
-            dup = sorted({nm for nm in names if names.count(nm) > 1})
-            raise ModelError(f"duplicate joint names {dup}")
-        unknown = [nm for nm in names if nm not in self.joint_names]
-        if unknown and not allow_extra:
-            raise ModelError(f"unknown joints {unknown}; the model has {list(self.joint_names)}")
-        missing = [nm for nm in self.joint_names if nm not in position]
-        if missing:
-            raise ModelError(f"missing joints {missing}; the model needs {list(self.joint_names)}")
-        return np.array([position[nm] for nm in self.joint_names], dtype=int)
-
     def frame(self, link: str) -> Frame:
         """The :class:`Frame` of a URDF link; raises ModelError if the link is not in the model."""
         try:
@@ -438,6 +442,10 @@ def check_model(model):
     """``model`` if it is a :class:`RobotModel`, else InputError (a robot's name, a URDF path or
     a Pinocchio model handed where the model goes)."""
     if not isinstance(model, RobotModel):
+        if hasattr(model, "closures") and hasattr(model, "tree"):   # a LoopModel
+            raise InputError(f"'{model.name}' is a mechanism with loops (LoopModel), which this function does not "
+                             "take; its tree is model.tree (inverse_dynamics, time_derivatives, "
+                             "constrained_dynamics and the feedforward take the mechanism)")
         shown = repr(model) if len(repr(model)) <= 60 else repr(model)[:60] + "..."
         raise InputError(f"model must be a hod_dynamics RobotModel (RobotModel.from_urdf(...) or "
                          f"load_robot(name)), got {type(model).__name__} {shown}")

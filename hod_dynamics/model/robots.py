@@ -152,7 +152,8 @@ def load_robot(name, **kwargs):
 
 def model_from_description(source, *, root_link=None, tip_links=None, locked_joints=None,
                            gravity=(0.0, 0.0, -9.81), strict=True, inertia_check="warn",
-                           xacro_args=None, floating_base=False, extensions=True):
+                           xacro_args=None, floating_base=False, extensions=True, loops=None,
+                           actuated_joints=None, assembly=None):
     """A :class:`RobotModel` from a robot description and the options a program takes, and the
     notes of its reading: what the command line and the nodes build their model with.
 
@@ -161,7 +162,10 @@ def model_from_description(source, *, root_link=None, tip_links=None, locked_joi
     program's empty option or parameter does); the other options as for
     :meth:`RobotModel.from_urdf`, ``locked_joints`` a mapping ``{joint: position}`` and
     ``xacro_args`` ``{name: value}`` (:func:`hod_dynamics.model.urdf.xacro_args_from_strings` reads
-    the ``name:=value`` form).
+    the ``name:=value`` form). ``loops`` (``"urdf"``, a closure file), ``actuated_joints``
+    (names; empty means not given) and ``assembly`` (``{joint: position}``; empty means not
+    given): a mechanism with loops, a :class:`~hod_dynamics.model.loop_model.LoopModel` (see
+    :meth:`RobotModel.from_urdf`).
 
     Returns ``(model, notes)``: ``notes`` the messages of the
     :class:`~hod_dynamics.errors.HodDynamicsWarning` s of the reading, in order (what
@@ -177,7 +181,9 @@ def model_from_description(source, *, root_link=None, tip_links=None, locked_joi
         model = RobotModel.from_urdf(urdf_source(source), root_link=root_link or None,
                                      tip_links=tip_links or None, locked_joints=locked_joints,
                                      gravity=gravity, strict=strict, inertia_check=inertia_check,
-                                     xacro_args=xacro_args, floating_base=floating_base)
+                                     xacro_args=xacro_args, floating_base=floating_base,
+                                     loops=loops or None, actuated_joints=list(actuated_joints or ()) or None,
+                                     assembly=dict(assembly) if assembly else None)
     notes = [str(w.message) for w in caught if issubclass(w.category, HodDynamicsWarning)
              and (extensions or not issubclass(w.category, URDFExtensionWarning))]
     for w in caught:  # anything else goes on as usual

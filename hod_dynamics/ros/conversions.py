@@ -15,6 +15,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..errors import TrajectoryError
 from ..recordings.msgfields import NS_PER_S, multiarray_dims, seconds_to_ns, split_ns, stamp_ns
+from ..recordings.trajectory_cdr import decode_joint_trajectory, encode_joint_trajectory
 
 
 def to_seconds(stamp):
@@ -32,7 +33,16 @@ _SINGULAR = {"positions": "position", "velocities": "velocity", "accelerations":
 
 
 def waypoints_from_msg(msg):
-    """Waypoints of a trajectory_msgs/JointTrajectory.
+    """:func:`waypoints` of a trajectory_msgs/JointTrajectory message object (an action goal's,
+    for one), through its serialised form."""
+    from rclpy.serialization import serialize_message
+
+    return waypoints(decode_joint_trajectory(serialize_message(msg)))
+
+
+def waypoints(arrays):
+    """Waypoints of a JointTrajectory (:class:`~hod_dynamics.recordings.trajectory_cdr.TrajectoryArrays`,
+    decoded from its serialised form).
 
     Returns ``(joint_names, times (N,), positions (N, n), velocities, accelerations)`` with the
     last two (N, n) or None when the message does not fill them. Raises
@@ -41,26 +51,28 @@ def waypoints_from_msg(msg):
     Points are named "waypoint k" (k from 0, as in the message), as the trajectory's own checks
     name them.
     """
-    names = list(msg.joint_names)
+    names = list(arrays.joint_names)
     n = len(names)
-    if not msg.points:
+    if not len(arrays.time_from_start_ns):
         raise TrajectoryError("trajectory has no points")
     fields = {}
-    for field in ("positions", "velocities", "accelerations"):
-        lengths = [len(getattr(p, field)) for p in msg.points]
-        if field != "positions" and not any(lengths):
+    for f, field in enumerate(("positions", "velocities", "accelerations")):
+        lengths = arrays.lengths[:, f]
+        values = getattr(arrays, field)
+        if field != "positions" and values is None:
             fields[field] = None
             continue
-        for k, length in enumerate(lengths):
-            if length != n:
-                raise TrajectoryError(f"waypoint {k}: {length} {field} for {n} joint names {names}")
-        fields[field] = np.array([getattr(p, field) for p in msg.points], dtype=float)
-        bad = np.argwhere(~np.isfinite(fields[field]))
+        wrong = np.flatnonzero(lengths != n)
+        if len(wrong):
+            k = wrong[0]
+            raise TrajectoryError(f"waypoint {k}: {lengths[k]} {field} for {n} joint names {names}")
+        bad = np.argwhere(~np.isfinite(values))
         if bad.size:  # named here, by the message's own point index (the node may prepend one)
             k, j = bad[0]
             raise TrajectoryError(f"waypoint {k}, joint '{names[j]}': {_SINGULAR[field]} "
-                                  f"{fields[field][k, j]} is not finite")
-    times = np.array([to_seconds(p.time_from_start) for p in msg.points])
+                                  f"{values[k, j]} is not finite")
+        fields[field] = values
+    times = arrays.time_from_start_ns / NS_PER_S
     negative = np.flatnonzero(times < 0)
     if negative.size:  # a Duration can be negative; joint_trajectory_controller never starts such a point
         k = negative[0]
@@ -113,15 +125,20 @@ def trajectory_msg(joint_names, times, positions, velocities=None, accelerations
     return msg
 
 
-def effort_trajectory_msgs(points, header):
-    """(JointTrajectory, Float64MultiArray) of an :class:`~hod_dynamics.feedforward.effort_trajectory.EffortTrajectory`:
-    the points with positions, velocities, accelerations and effort = tau, under ``header``
-    (the stamp of the trajectory they resample); and tau^(1..order) at the same points, dims
-    ``sample`` x ``order`` x ``joint``."""
+def effort_trajectory_bytes(points, stamp_ns=0, frame_id=""):
+    """The serialised (JointTrajectory, Float64MultiArray) of an
+    :class:`~hod_dynamics.feedforward.effort_trajectory.EffortTrajectory`: the points with
+    positions, velocities, accelerations and effort = tau, under the header (``stamp_ns``,
+    ``frame_id``) of the trajectory they resample; and tau^(1..order) at the same points, dims
+    ``sample`` x ``order`` x ``joint``. Bytes, as ``Publisher.publish`` takes them: a planner's
+    60,000 points would take seconds as message objects."""
+    from rclpy.serialization import serialize_message
+
     q, tau = points.qjet, points.taujet
-    msg = trajectory_msg(points.joint_names, points.t, q[:, 0], q[:, 1], q[:, 2], tau[:, 0])
-    msg.header = header
-    return msg, multiarray(tau[:, 1:], ("sample", "order", "joint"))
+    ns = np.round(points.t * NS_PER_S).astype(np.int64)
+    trajectory = encode_joint_trajectory(points.joint_names, ns, q[:, 0], q[:, 1], q[:, 2], tau[:, 0],
+                                         stamp_ns=stamp_ns, frame_id=frame_id)
+    return trajectory, serialize_message(multiarray(tau[:, 1:], ("sample", "order", "joint")))
 
 
 def serialized_profile(result, start, stamp):
@@ -132,9 +149,9 @@ def serialized_profile(result, start, stamp):
     from rclpy.serialization import serialize_message
 
     q, tau = result.qjet, result.taujet
-    msg = trajectory_msg(result.joint_names, result.t - start, q[:, 0], q[:, 1], q[:, 2], tau[:, 0], stamp)
-    yield serialize_message(msg)
-    del msg
+    ns = np.round((result.t - start) * NS_PER_S).astype(np.int64)
+    yield encode_joint_trajectory(result.joint_names, ns, q[:, 0], q[:, 1], q[:, 2], tau[:, 0],
+                                  stamp_ns=stamp_ns(stamp))
     yield serialize_message(multiarray(tau, ("sample", "order", "joint")))
 
 

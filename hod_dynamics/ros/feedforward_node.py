@@ -50,28 +50,33 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
-from std_msgs.msg import Float64MultiArray, MultiArrayDimension, String
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
-from ..algorithms.dispatch import prepare_compiled_kernels
 from ..algorithms.friction import load_friction
 from ..errors import HodDynamicsError, StartupError
 from ..feedforward.actuators import load_actuators
-from ..feedforward.reference_stream import ReferenceStream, hold_trajectory
+from ..feedforward.measured_state import MeasuredState
+from ..feedforward.reference_stream import LIMIT_POLICIES, MAX_POINTS, ReferenceStream, hold_trajectory
 from ..feedforward.trajectory_feedforward import MAX_PROFILE_SAMPLES, profile_file_bytes, profile_samples
-from ..kernels.backend import compile_notice, compile_notices, requested_backend
+from ..kernels.backend import requested_backend
 from ..model.robots import model_from_description
 from ..model.urdf import xacro_args_from_strings
-from ..recordings.msgfields import multiarray_dims, stamp_ns
-from .conversions import duration, effort_trajectory_msgs, float64s, profile_message_bytes, waypoints_from_msg
+from .conversions import effort_trajectory_bytes, profile_message_bytes
+from .follow_joint_trajectory import make_proxy
 from .parameters import Spec, declare as declare_parameters, value_of as parameter_value
 from .process import exit_process, run
+from .sample_publishers import SamplePublishers, stream_qos
+from .trajectory_intake import Job, TrajectoryIntake
 from .worker import ModelRecipe, Worker, WorkerStopped
 
 NODE_NAME = "hod_feedforward"
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                      reliability=ReliabilityPolicy.RELIABLE)
+# joint states: best effort takes both best-effort and reliable publishers (drivers use either)
+SENSOR_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 SWITCH_INTERVAL = 0.0005  # s: a thread waiting for the GIL gets it this soon (Python's default: 5 ms)
 CLOCK_LOG_PERIOD = 10.0   # s between the lines that say the node waits for /clock
 
@@ -85,6 +90,13 @@ PARAMETERS = (
     Spec("tip_links", "string_array", [], "keep only the chains to these links (empty: all)"),
     Spec("locked_joints", "string_array", [], "joints frozen rigidly"),
     Spec("locked_positions", "double_array", [], "positions of locked_joints", "rad or m"),
+    Spec("loops", "string", "", "a mechanism with kinematic loops: 'urdf' (Drake's <loop_joint> in the URDF) or "
+         "a closure file (empty: the URDF is a tree)"),
+    Spec("actuated_joints", "string_array", [], "the actuated joints of a mechanism with loops, streamed and "
+         "given in trajectories (empty: the URDF's <transmission> joints, or the closure file's)"),
+    Spec("assembly_joints", "string_array", [], "tree joints of a mechanism with loops at or near an assembly "
+         "(the branch followed: an open or crossed four-bar)"),
+    Spec("assembly_positions", "double_array", [], "positions of assembly_joints", "rad or m"),
     Spec("gravity", "double_array", [0.0, 0.0, -9.81], "gravity in the root frame (empty: the default)", "m/s^2"),
     Spec("order", "integer", 2, "highest torque derivative streamed", range=(0, 8)),
     Spec("publish_rate", "double", 500.0, "stream rate", "Hz", range=(1.0, 10000.0)),
@@ -96,8 +108,26 @@ PARAMETERS = (
     Spec("initial_positions", "double_array", [], "held before the first trajectory (empty: silent)", "rad or m"),
     Spec("effort_trajectory_rate", "double", 100.0, "grid of the points of ~/trajectory_with_effort, "
          "besides the waypoint times", "Hz", False, (1.0, 10000.0)),
-    Spec("refuse_beyond_limits", "bool", False, "refuse trajectories beyond the URDF position, velocity "
-         "or effort limits (false: stream them, with a warning)", read_only=False),
+    Spec("on_limit_violation", "string", "reject", "a trajectory beyond the URDF position, velocity or effort "
+         "limits at its points for a controller: 'reject' refuses it, 'warn' streams it; both log one line "
+         "naming joint, point, time, value and limit", read_only=False, choices=LIMIT_POLICIES),
+    Spec("max_trajectory_points", "integer", MAX_POINTS, "largest trajectory taken: its waypoints, and its points "
+         "for a controller (effort_trajectory_rate and the waypoints); a larger one is refused at once, naming "
+         "its size", read_only=False, range=(2, 100_000_000)),
+    Spec("joint_states_topic", "string", "/joint_states", "sensor_msgs/JointState of the robot's measured state "
+         "(partial messages of several publishers merged by joint name): a trajectory whose first point is "
+         "after t = 0 is joined from it (empty: from the reference)"),
+    Spec("joint_states_max_age", "double", 1.0, "a measured state older than this is not joined from (the "
+         "reference is)", "s", True, (0.001, 86400.0)),
+    Spec("controller_action", "string", "/joint_trajectory_controller/follow_joint_trajectory",
+         "control_msgs/action/FollowJointTrajectory server the ~/follow_joint_trajectory proxy forwards goals "
+         "to, with effort (empty: no proxy)"),
+    Spec("stream_reliability", "string", "reliable", "QoS reliability of the streamed topics",
+         choices=("reliable", "best_effort")),
+    Spec("stream_depth", "integer", 10, "QoS history depth of the streamed topics", range=(1, 100_000)),
+    Spec("late_samples", "string", "auto", "grid samples a tick could not publish on time: 'drop' (counted as "
+         "dropped_samples), 'publish' (every one, in order, in a burst), 'auto' (drop with the system clock, "
+         "publish with use_sim_time, whose clock steps)", choices=("auto", "drop", "publish")),
     Spec("profile_rate", "double", 1000.0, "sample rate of ~/compute_profile", "Hz", False, (1.0, 100000.0)),
     Spec("profile_dir", "string", "", "folder for profile CSV/NPZ files (empty: none)", read_only=False),
     Spec("profile_size_limit", "double", 1000.0, "largest profile computed: its files and latched messages "
@@ -121,24 +151,34 @@ class FeedforwardNode(Node):
         self._wake = threading.Event()  # a trajectory arrived: compute its samples ahead
         self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
         self._sampler = threading.Thread(target=self._compute_ahead, name="hod_feedforward_ahead", daemon=True)
-        self.worker = Worker()
+        self.worker = Worker()         # compiles the kernels, computes the profiles
+        self.points_worker = Worker()  # computes the points of every trajectory for a controller
+        self.compiled = False          # the workers have the compiled kernels
         self.unknown_parameters = declare_parameters(self, PARAMETERS, self._check_parameter)  # warned about
         self.order = self._param("order")
         self.period = 1.0 / self._param("publish_rate")
+        late = self._param("late_samples")
+        sim = self.get_parameter("use_sim_time").value
         self.stream = ReferenceStream(self.period, self.order,
                                       allow_extra_joints=self._param("allow_extra_joints"),
                                       effort_rate=self._param("effort_trajectory_rate"),
-                                      refuse_beyond_limits=self._param("refuse_beyond_limits"))
+                                      on_limit_violation=self._param("on_limit_violation"),
+                                      max_points=self._param("max_trajectory_points"),
+                                      drop_late=late == "drop" or (late == "auto" and not sim))
+        self.measured = MeasuredState(self._param("joint_states_max_age"))
+        self.intake = TrajectoryIntake(self.stream, self.measured, lambda: self.stream.max_points,
+                                       log=self.get_logger().debug, clock=lambda: self.get_clock().now().nanoseconds)
         self._recipe = None       # what the model was built from (for the worker)
         self._profiles_written = 0
         self.last_points = None   # the EffortTrajectory of the latest accepted trajectory
         self.ready = False        # serving: ~/trajectory and ~/compute_profile exist
-        self.pub_effort = None    # ~/effort_command exists only while publish_effort_command is true
-        self._effort_lock = threading.Lock()
+        self.proxy = None         # the FollowJointTrajectory proxy, when control_msgs is there
+        self._said = set()        # the one-time log lines said
         self._make_interfaces()
         self._load_model_from_parameters()
         self.add_post_set_parameters_callback(self._parameters_set)
-        self._update_effort_publisher()
+        self.samples.set_effort_command(self._param("publish_effort_command"))
+        self.intake.start()
         self._streamer.start()
         self._sampler.start()
 
@@ -148,15 +188,15 @@ class FeedforwardNode(Node):
     stats = property(lambda self: self.stream.stats)
     backend = property(lambda self: self.stream.backend)
 
+    # the streamed topics' publishers (the tests' view)
+    pub_ff = property(lambda self: self.samples.ff)
+    pub_tau = property(lambda self: self.samples.tau)
+    pub_effort = property(lambda self: self.samples.effort)
+
     # -- set-up --------------------------------------------------------------------------------
     def _make_interfaces(self):
-        # the streamed topics keep as many samples as a late tick may serve at once (a slow
-        # simulated clock: up to a second of them), so that a reliable reader gets them all
-        depth = min(1000, self.stream.catch_up)
-        self.pub_ff = self.create_publisher(JointTrajectory, "~/feedforward", depth)
-        self.pub_tau = self.create_publisher(Float64MultiArray, "~/torque_derivatives", depth)
-        self.pub_motor = self.create_publisher(JointTrajectory, "~/motor_reference", depth)
-        self.pub_motor_d = self.create_publisher(Float64MultiArray, "~/motor_derivatives", depth)
+        self.samples = SamplePublishers(self, self.order, stream_qos(self._param("stream_reliability"),
+                                                                     self._param("stream_depth")))
         self.pub_points = self.create_publisher(JointTrajectory, "~/trajectory_with_effort", 10)
         self.pub_points_d = self.create_publisher(Float64MultiArray, "~/trajectory_derivatives", 10)
         self.pub_profile = self.create_publisher(JointTrajectory, "~/torque_profile", LATCHED)
@@ -169,9 +209,14 @@ class FeedforwardNode(Node):
         compute). A client that waits for a subscriber on ~/trajectory waits for readiness. The
         profile service has a callback group of its own: a long profile (computed by the
         worker) does not hold up trajectories, diagnostics or parameters."""
-        self.create_subscription(JointTrajectory, "~/trajectory", self._on_trajectory, 10)
+        self.create_subscription(JointTrajectory, "~/trajectory", self._on_trajectory, 10, raw=True)
         self.create_service(Trigger, "~/compute_profile", self._on_compute_profile,
                             callback_group=MutuallyExclusiveCallbackGroup())
+        if self._param("joint_states_topic"):
+            self.create_subscription(JointState, self._param("joint_states_topic"), self._on_joint_states,
+                                     SENSOR_QOS)
+        if self._param("controller_action"):
+            self.proxy = make_proxy(self, self._param("controller_action"))
         self.ready = True
         self.get_logger().info(f"ready: serving {self.resolve_topic_name('~/trajectory')} and "
                                f"{self.resolve_service_name('~/compute_profile')} ({self.backend} backend)")
@@ -202,15 +247,23 @@ class FeedforwardNode(Node):
         fault = StartupError if startup else HodDynamicsError
         p = {name: self._param(name) for name in ("root_link", "tip_links", "locked_joints",
                                                   "locked_positions", "gravity", "actuators",
-                                                  "initial_positions", "xacro_args", "strict", "friction")}
-        if len(p["locked_joints"]) != len(p["locked_positions"]):
-            raise fault(f"parameters locked_joints {p['locked_joints']} and locked_positions "
-                        f"{p['locked_positions']} differ in length")
+                                                  "initial_positions", "xacro_args", "strict", "friction",
+                                                  "loops", "actuated_joints", "assembly_joints",
+                                                  "assembly_positions")}
+        for names, values in (("locked_joints", "locked_positions"), ("assembly_joints", "assembly_positions")):
+            if len(p[names]) != len(p[values]):
+                raise fault(f"parameters {names} {p[names]} and {values} {p[values]} differ in length")
+        if p["assembly_joints"] and not (p["loops"] or p["actuated_joints"]):
+            raise fault(f"parameter assembly_joints {p['assembly_joints']}: an assembly is of a mechanism with "
+                        "loops (set loops or actuated_joints)")
         try:
             options = dict(root_link=p["root_link"], tip_links=p["tip_links"],
                            locked_joints=dict(zip(p["locked_joints"], p["locked_positions"])),
                            gravity=p["gravity"] or _SPECS["gravity"].default, strict=p["strict"],
                            xacro_args=xacro_args_from_strings(p["xacro_args"], "parameter xacro_args"))
+            if p["loops"] or p["actuated_joints"]:  # only then: a tree's recipe stays as it was
+                options.update(loops=p["loops"] or None, actuated_joints=p["actuated_joints"] or None,
+                               assembly=dict(zip(p["assembly_joints"], p["assembly_positions"])) or None)
             model, notes = model_from_description(source, **options)
         except HodDynamicsError as exc:
             raise fault(f"invalid robot model ({origin}): {exc}") from None
@@ -243,43 +296,47 @@ class FeedforwardNode(Node):
         self.get_logger().info(f"robot model from {origin}: {model.n_dof} moving joints "
                                f"{list(model.joint_names)}, order {self.order}, "
                                f"{'elastic' if actuators is not None and actuators.elastic.any() else 'rigid'} joints")
-        self._make_messages(model)
+        self.samples.set_model(model)
         self._serve()
         if backend != "numpy":
             threading.Thread(target=self._prepare_compiled, args=(model,), name="hod_feedforward_compile",
                              daemon=True).start()
 
     def _prepare_compiled(self, model):
-        """Background thread: make the compiled kernels the node needs ready, then switch to
-        them; the numpy path serves meanwhile, with the same numbers. On an empty numba cache
-        the worker process compiles them (tens of seconds of Python that would otherwise hold
-        this interpreter while it streams) and this process loads them from the cache."""
-        self.get_logger().info("preparing the compiled kernels (numba) in the background; "
+        """Background thread: have the worker processes compile (or load) the kernels, then hand
+        them the points of every trajectory for a controller (:meth:`_points`) and the profiles.
+        This process never imports numba (see :mod:`.worker`): its stream stays on the numpy
+        path, whose vectorised chunks cost a few percent of a core, and which no compile or
+        load of compiled code can hold up."""
+        self.get_logger().info("preparing the compiled kernels (numba) in the worker processes; "
                                "the numpy path serves meanwhile")
         t0 = time.monotonic()
         order = self.stream.continuity - 2
         try:
-            notice = compile_notice("time_derivatives")
-            if notice:  # numba's cache is empty (first start after an install): the worker compiles
+            (notice,) = self.worker.request("notice", "time_derivatives")
+            if notice:  # numba's cache is empty (a first start after an install): the worker compiles
                 self.get_logger().info(notice)
-                try:
-                    self.worker.request("compile", self._recipe, order)
-                except WorkerStopped:
-                    return
-                except HodDynamicsError as exc:  # this process compiles them itself
-                    self.get_logger().warning(f"the worker process could not compile the kernels: {exc}")
-            if self._stop.is_set():
-                return
-            with compile_notices(self.get_logger().info):  # a compile here too is announced as it starts
-                prepare_compiled_kernels(model, order)  # loaded from the cache the worker filled
-        except Exception as exc:  # the numpy path keeps serving
-            self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc!r}")
+            self.worker.request("compile", self._recipe, order)
+            self.points_worker.request("compile", self._recipe, order)  # loaded from the cache just filled
+        except WorkerStopped:
+            return
+        except HodDynamicsError as exc:  # the numpy path keeps serving
+            self.get_logger().error(f"compiled kernels unavailable, staying on the numpy path: {exc}")
             return
         if self._stop.is_set():
             return
-        self.stream.backend = "numba"
-        self.get_logger().info(f"compiled kernels ready after {time.monotonic() - t0:.1f} s: "
-                               "the numba backend takes over")
+        self.compiled = True
+        self.stream.points = self._points
+        self.get_logger().info(f"compiled kernels ready after {time.monotonic() - t0:.1f} s: compiled code takes over "
+                               "the trajectories' points for a controller and the profiles (in the worker processes)")
+
+    def _points(self, model, trajectory, rate, order, friction):
+        """The points of ``trajectory`` for a controller, from the worker process that has the
+        compiled kernels (the stream's own numpy path when it is not there)."""
+        try:
+            return self.points_worker.request("points", self._recipe, trajectory, rate, order)[0]
+        except WorkerStopped:
+            raise HodDynamicsError("the node is shutting down") from None
 
     def _check_parameter(self, name, value):
         """The node's own rule for a run-time value (types and ranges are checked from the
@@ -295,21 +352,10 @@ class FeedforwardNode(Node):
     def _parameters_set(self, params):
         names = {p.name for p in params}
         if "publish_effort_command" in names:
-            self._update_effort_publisher()
+            self.samples.set_effort_command(self._param("publish_effort_command"))
         self.stream.effort_rate = self._param("effort_trajectory_rate")
-        self.stream.refuse_beyond_limits = self._param("refuse_beyond_limits")
-
-    def _update_effort_publisher(self):
-        """~/effort_command is advertised only while publish_effort_command is true, so that
-        ``ros2 topic echo`` on it does not wait on a topic that never publishes."""
-        want = self._param("publish_effort_command")
-        with self._effort_lock:
-            if want and self.pub_effort is None:
-                self.pub_effort = self.create_publisher(Float64MultiArray, "~/effort_command",
-                                                        min(1000, self.stream.catch_up))
-            elif not want and self.pub_effort is not None:
-                publisher, self.pub_effort = self.pub_effort, None
-                self.destroy_publisher(publisher)
+        self.stream.on_limit_violation = self._param("on_limit_violation")
+        self.stream.max_points = self._param("max_trajectory_points")
 
     def _param(self, name):
         """A parameter of the table as Python data (arrays as lists): the one way the node reads
@@ -317,25 +363,38 @@ class FeedforwardNode(Node):
         return parameter_value(self, _SPECS[name])
 
     # -- trajectories --------------------------------------------------------------------------
-    def _on_trajectory(self, msg):
-        now_ns = self.get_clock().now().nanoseconds
-        try:
-            if now_ns == 0:  # simulated time before the first /clock: no start time to give it
-                raise HodDynamicsError("no clock yet: use_sim_time is true and /clock has not been received")
-            accepted = self.stream.accept(*waypoints_from_msg(msg), stamp_ns=stamp_ns(msg.header.stamp),
-                                          now_ns=now_ns)
-        except HodDynamicsError as exc:
-            self.stream.reject(str(exc))
-            self.get_logger().warning(f"rejected trajectory: {exc}")
-            return
+    def _on_trajectory(self, raw):
+        """~/trajectory, as its serialised bytes: queued for the intake thread (the executor
+        never waits for a trajectory to be accepted)."""
+        self.intake.submit(Job(self.get_clock().now().nanoseconds, self._accepted, self._rejected, raw=raw))
+
+    def _on_joint_states(self, msg):
+        self.measured.update(msg.name, msg.position, msg.velocity, self.get_clock().now().nanoseconds)
+
+    def _rejected(self, reason):
+        self.get_logger().warning(f"rejected trajectory: {reason}")
+
+    def _accepted(self, accepted, header):
+        """The intake thread accepted a trajectory: compute its samples ahead, publish its
+        points for a controller, say what it was joined from (once) and what limit it exceeds."""
         self._wake.set()
+        # said before the points go out: whoever has the points has the lines
+        if accepted.joined == "reference":
+            topic = self.resolve_topic_name(self._param("joint_states_topic") or "joint_states")
+            self._say_once("joined-reference", f"no measured state on {topic} (or older than joint_states_max_age): "
+                           "a trajectory that starts after t = 0 is joined from the current reference")
+        if accepted.beyond_limits:  # one line per trajectory, at most one a second
+            self.get_logger().warning(f"streaming a trajectory {accepted.beyond_limits} (on_limit_violation is warn)",
+                                      throttle_duration_sec=1.0)
         self.last_points = accepted.points
-        points, derivatives = effort_trajectory_msgs(accepted.points, msg.header)
+        points, derivatives = effort_trajectory_bytes(accepted.points, *header)
         self.pub_points.publish(points)
         self.pub_points_d.publish(derivatives)
-        if accepted.beyond_limits:  # one line per trajectory, at most one a second
-            self.get_logger().warning(f"streaming a trajectory {accepted.beyond_limits} (set refuse_beyond_limits "
-                                      "to refuse such trajectories)", throttle_duration_sec=1.0)
+
+    def _say_once(self, key, text):
+        if key not in self._said:
+            self._said.add(key)
+            self.get_logger().info(text)
 
     # -- streaming -----------------------------------------------------------------------------
     def _stream(self):
@@ -388,81 +447,39 @@ class FeedforwardNode(Node):
 
     def destroy_node(self):
         """Stop streaming (joined, so no sample is published by a destroyed node) and the
-        worker process, then destroy."""
+        worker process, then destroy, the proxy's action server and client first."""
         self.halt()
         for thread in (self._streamer, self._sampler):
             if thread.is_alive() and thread is not threading.current_thread():
                 thread.join(timeout=5)
+        if self.proxy is not None:
+            # rclpy's destroy_node leaves actions alone: they would keep the node in the graph
+            self.proxy.destroy()
+            self.proxy = None
         return super().destroy_node()
 
     def halt(self):
         """Stop the threads' loops and kill the worker process (a profile in progress is
         answered with failure at once): called at shutdown before the executor's threads are
-        joined."""
+        joined. The intake thread is not joined: a trajectory in hand is dropped with the
+        process."""
         self._stop.set()
         self._wake.set()
+        self.intake.stop()
         self.worker.stop()
+        self.points_worker.stop()
 
     def _on_tick(self, now):
         t0 = time.perf_counter()
         samples, failure = self.stream.due(now.nanoseconds)
         for sample in samples:
-            self._publish_sample(sample.result, sample.row,
+            self.samples.publish(sample.result, sample.row,
                                  Time(nanoseconds=sample.stamp_ns, clock_type=now.clock_type).to_msg())
         if failure:  # the stream holds the last position from now on
             self.get_logger().error(f"trajectory abandoned, holding the last position: {failure}")
         if samples and self.stream.count_tick(time.perf_counter() - t0):
             self.get_logger().info(f"streaming: first sample published on {self.pub_ff.topic_name} "
                                    f"({self.backend} backend)")
-
-    def _make_messages(self, model):
-        """The messages every sample reuses (rclpy serialises a message when it is published,
-        so the next sample may overwrite it): joint names and layouts are set once."""
-        names, n = list(model.joint_names), model.n_dof
-
-        def one_point():
-            msg = JointTrajectory()
-            msg.joint_names = names
-            msg.points = [JointTrajectoryPoint()]
-            return msg
-
-        def layout(shape, labels):
-            msg = Float64MultiArray()
-            msg.layout.dim = [MultiArrayDimension(label=lab, size=size, stride=stride)
-                              for lab, size, stride in multiarray_dims(shape, labels)]
-            return msg
-
-        self._msg_ff, self._msg_motor = one_point(), one_point()
-        self._msg_tau = layout((self.order + 1, n), ("order", "joint"))
-        self._msg_motor_d = layout((self.order + 1, n), ("order", "joint"))
-        self._msg_effort = layout((n,), ("joint",))
-
-    def _publish_sample(self, result, row, stamp):
-        q, tau = result.qjet[row], result.taujet[row]
-        since = duration(result.t[row])
-        msg = self._msg_ff
-        msg.header.stamp = stamp
-        point = msg.points[0]
-        point.positions, point.velocities, point.accelerations = float64s(q[0]), float64s(q[1]), float64s(q[2])
-        point.effort, point.time_from_start = float64s(tau[0]), since
-        self.pub_ff.publish(msg)
-        self._msg_tau.data = float64s(tau)
-        self.pub_tau.publish(self._msg_tau)
-        if result.thetajet is not None and result.elastic.any():
-            th = result.thetajet[row]  # rows theta^(0..max(order, 2))
-            msg = self._msg_motor
-            msg.header.stamp = stamp
-            point = msg.points[0]
-            point.positions, point.velocities, point.accelerations = (float64s(th[0]), float64s(th[1]),
-                                                                      float64s(th[2]))
-            point.effort, point.time_from_start = float64s(result.u[row]), since
-            self.pub_motor.publish(msg)
-            self._msg_motor_d.data = float64s(th[:self.order + 1])
-            self.pub_motor_d.publish(self._msg_motor_d)
-        effort = self.pub_effort
-        if effort is not None:
-            self._msg_effort.data = float64s(tau[0])
-            effort.publish(self._msg_effort)
 
     # -- offline profile -----------------------------------------------------------------------
     def _on_compute_profile(self, request, response):
@@ -509,7 +526,7 @@ class FeedforwardNode(Node):
             base = os.path.join(folder, time.strftime("profile_%Y%m%d_%H%M%S") + f"_{self._profiles_written}")
         summary, blobs = self.worker.request(
             "profile", self._recipe, traj, rate, self.order, self._param("effort_rate_limits") or None,
-            self.backend, base, self.get_clock().now().to_msg())
+            None, base, self.get_clock().now().to_msg())  # None: the worker's default, compiled when numba is there
         try:
             for publisher, path in zip((self.pub_profile, self.pub_profile_d), blobs):
                 with open(path, "rb") as f:
@@ -531,6 +548,8 @@ class FeedforwardNode(Node):
         mean = s["compute_s"] / s["ticks"] if s["ticks"] else 0.0
         points = self.last_points
         values = dict(ticks=s["ticks"], late_samples=s["late_samples"], skipped_samples=s["skipped_samples"],
+                      dropped_samples=s["dropped_samples"], trajectories_queued=self.intake.pending(),
+                      last_trajectory_seconds="" if self.intake.seconds is None else f"{self.intake.seconds:.3g}",
                       rejected_messages=s["rejected"], accepted_messages=s["accepted"],
                       beyond_limits=s["beyond_limits"], last_beyond_limits=s["last_beyond_limits"],
                       effort_interpolation_error=("" if points is None else
@@ -538,7 +557,8 @@ class FeedforwardNode(Node):
                       compute_time_mean_us=round(mean * 1e6, 1),
                       compute_time_max_us=round(s["compute_max_s"] * 1e6, 1),
                       last_rejection=s["last_rejection"], stream_errors=s["stream_errors"],
-                      last_stream_error=s["last_stream_error"], backend=self.backend)
+                      last_stream_error=s["last_stream_error"], backend=self.backend,
+                      worker_backend="numba" if self.compiled else "numpy")
         status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()

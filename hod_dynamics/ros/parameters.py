@@ -41,7 +41,8 @@ _ANY_ARRAY = (Parameter.Type.BYTE_ARRAY, Parameter.Type.BOOL_ARRAY, Parameter.Ty
 @dataclass(frozen=True)
 class Spec:
     """One node parameter: ``kind`` is a key of ``_KINDS``; ``range`` (low, high) inclusive
-    for numbers; ``unit`` is printed after the expectation and in doc/ros2_interface.md."""
+    for numbers; ``choices``: the values a string may take; ``unit`` is printed after the
+    expectation and in doc/ros2_interface.md."""
 
     name: str
     kind: str
@@ -50,6 +51,7 @@ class Spec:
     unit: str = ""
     read_only: bool = True
     range: Optional[Tuple[float, float]] = None
+    choices: Optional[Tuple[str, ...]] = None
 
     @property
     def is_array(self):
@@ -58,6 +60,8 @@ class Spec:
     def expected(self):
         """What a valid value is, in words."""
         text = _KINDS[self.kind][1]
+        if self.choices is not None:
+            text = "one of " + ", ".join(repr(c) for c in self.choices)
         if self.range is not None:
             text += f" in [{self.range[0]:g}, {self.range[1]:g}]"
         return text + (f" ({self.unit})" if self.unit else "")
@@ -141,6 +145,8 @@ def descriptor(spec):
                             read_only=spec.read_only, type=_KINDS[spec.kind][0])
     if spec.is_array:
         d.additional_constraints = f"{_KINDS[spec.kind][1]}; [] clears it"
+    elif spec.choices is not None:
+        d.additional_constraints = spec.expected()
     elif spec.range is not None and spec.kind == "integer":
         d.integer_range = [IntegerRange(from_value=int(spec.range[0]), to_value=int(spec.range[1]), step=1)]
     elif spec.range is not None:
@@ -159,6 +165,8 @@ def check(spec, param):
     elif param.type_.value != _KINDS[spec.kind][0]:
         return _refusal(spec, value)
     elif spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
+        return _refusal(spec, value)
+    elif spec.choices is not None and value not in spec.choices:
         return _refusal(spec, value)
     return None
 
@@ -227,7 +235,8 @@ def markdown_table(specs):
     for s in specs:
         default = "[]" if s.is_array and not s.default else repr(s.default) if s.kind == "string" else str(s.default)
         default = default.replace("True", "true").replace("False", "false")
-        limits = ", ".join(x for x in ((f"[{s.range[0]:g}, {s.range[1]:g}]" if s.range else ""), s.unit) if x)
+        limits = ", ".join(x for x in ((f"[{s.range[0]:g}, {s.range[1]:g}]" if s.range else ""),
+                                       " or ".join(f"`{c}`" for c in s.choices or ()), s.unit) if x)
         rows.append(f"| `{s.name}` | {s.kind} | `{default}` | {limits or '-'} | "
                     f"{'read-only' if s.read_only else 'settable'} | {s.description} |")
     return "\n".join(rows)

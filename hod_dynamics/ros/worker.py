@@ -1,12 +1,15 @@
-"""The feedforward node's worker process: it compiles the kernels on an empty numba cache and
-computes the profiles of ``~/compute_profile``, so that neither holds the node's interpreter
-while the node streams, and a shutdown ends either at once.
+"""The feedforward node's worker processes: they compile the kernels on an empty numba cache,
+compute the points of every trajectory for a controller and the profiles of
+``~/compute_profile`` on them, so that none of it holds the node's interpreter while the node
+streams, and a shutdown ends any of it at once.
 
-A compile takes tens of seconds of Python (numba's compiler) and a profile at 100 kHz builds
-and serialises messages of a million points: in the node's own process both would hold the GIL
-that the streaming thread needs every period. In a process of its own, at a lower CPU priority,
-they leave the node's interpreter alone; the node then only loads the compiled kernels from
-numba's cache (about a second) and publishes the profile's messages already serialised.
+A compile takes seconds of Python (numba's compiler), and even loading compiled kernels from
+numba's cache holds the interpreter for tens of milliseconds at a time (importing numba, its
+dispatchers' first calls): in the node's own process either would hold the GIL that the
+streaming thread needs every period. So the node's process never imports numba: its stream runs
+on the numpy path (vectorised chunks of samples cost it a few percent of a core), and the batch
+work that wants compiled kernels runs here, in processes of their own at a lower CPU priority
+(the profiles' messages come back already serialised).
 
 Parent side: :class:`Worker` (started on first use, one request at a time, :meth:`Worker.stop`
 kills the process). Child side: :func:`main`, run as ``python -m hod_dynamics.ros.worker FD PPID``:
@@ -24,6 +27,7 @@ signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # first: before the heav
 
 import json  # noqa: E402
 import os  # noqa: E402
+import queue  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -74,8 +78,28 @@ class Worker:
         self._lock = threading.Lock()
         self._proc = self._conn = None
         self._stopped = False
+        self._spawns = queue.Queue()
+        # The process is started by a thread that lives as long as this Worker: Linux sends the
+        # parent-death signal (PR_SET_PDEATHSIG, see _die_with_parent) when the *thread* that
+        # started the child ends, so a child of a passing thread would be killed with it.
+        threading.Thread(target=self._spawner, name="hod_worker_spawner", daemon=True).start()
+
+    def _spawner(self):
+        while True:
+            done = self._spawns.get()
+            try:
+                done.put(self._spawn())
+            except Exception as exc:  # handed to the requesting thread
+                done.put(exc)
 
     def _start(self):
+        done = queue.Queue()
+        self._spawns.put(done)
+        started = done.get()
+        if isinstance(started, Exception):
+            raise started
+
+    def _spawn(self):
         ours, theirs = socket.socketpair()
         env = dict(os.environ, HOD_DYNAMICS_THREADS="1")  # one core for the worker, one for the node
         try:
@@ -156,6 +180,22 @@ class _Handlers:
         with compile_notices(lambda text: None):  # the node announces the compile in its log
             prepare_compiled_kernels(model, order)
         return (time.monotonic() - t0,)
+
+    def notice(self, which):
+        """The line that announces a compile of the kernels ``which`` when a first use will
+        compile them (numba's cache is empty), else None: asked here, so that the node's own
+        process never imports numba."""
+        from ..kernels.backend import compile_notice
+
+        return (compile_notice(which),)
+
+    def points(self, recipe, trajectory, rate, order):
+        """The :class:`~hod_dynamics.feedforward.effort_trajectory.EffortTrajectory` of
+        ``trajectory`` at ``rate`` Hz up to torque ``order``, on the compiled kernels."""
+        from ..feedforward.effort_trajectory import effort_trajectory
+
+        model, _, friction = self._model(recipe)
+        return (effort_trajectory(model, trajectory, rate, order, friction, backend="numba"),)
 
     def profile(self, recipe, trajectory, rate, order, effort_rate_limits, backend, base, stamp):
         """The profile of ``trajectory``: the summary, the files written (CSV and NPZ at
