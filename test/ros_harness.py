@@ -97,6 +97,28 @@ def feedforward_node(harness, cli_args=None, **params):
                                        cli_args=cli_args))
 
 
+def refused_start(**params):
+    """The exception of a FeedforwardNode that cannot start with parameters ``params``, built in
+    a context of its own that is shut down at once. A refused node is half built: its
+    parameter services and publishers are in the graph, never spun, and a client of the next
+    test may send its request there instead of to the node it started (no answer, ever). In a
+    shared context a refused node stays until the module's end, and there rclpy's shutdown
+    destroys only every second of the nodes it tracks (rclpy 9.1.2: ``Context._cleanup`` iterates
+    the list that each ``destroy_node`` shortens); alone in its context it is destroyed."""
+    from hod_dynamics.ros.feedforward_node import FeedforwardNode
+    from rclpy.parameter import Parameter
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    try:
+        FeedforwardNode(context=ctx, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    except Exception as exc:
+        return exc
+    finally:
+        rclpy.try_shutdown(context=ctx)
+    raise AssertionError(f"the node started with {params}")
+
+
 @pytest.fixture(scope="module")
 def context():
     """An rclpy context for a test module (import this fixture with ``harness``)."""

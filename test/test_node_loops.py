@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from ros_harness import LATCHED, context, feedforward_node, harness, rclpy, wait_for  # noqa: F401
+from ros_harness import LATCHED, context, feedforward_node, harness, rclpy, refused_start, wait_for  # noqa: F401
 
 import hod_dynamics as hd  # noqa: E402
 from hod_dynamics.errors import StartupError  # noqa: E402
@@ -91,7 +91,6 @@ def test_a_four_bar_profile_from_the_service_is_the_mechanism_s(harness):
      "parameters assembly_joints ['rocker_joint'] and assembly_positions [] differ in length"),
     (dict(loops="urdf", actuated_joints=["elbow"]), "elbow"),
 ])
-def test_a_mechanism_the_parameters_do_not_describe_stops_the_start_naming_the_parameter(harness, params, message):
-    with pytest.raises(StartupError, match=None) as caught:
-        feedforward_node(harness, urdf_path="planar_fourbar", **params)
-    assert message in str(caught.value), str(caught.value)
+def test_a_mechanism_the_parameters_do_not_describe_stops_the_start_naming_the_parameter(params, message):
+    error = refused_start(urdf_path="planar_fourbar", **params)
+    assert isinstance(error, StartupError) and message in str(error), repr(error)

@@ -167,7 +167,8 @@ class FeedforwardNode(Node):
                                       drop_late=late == "drop" or (late == "auto" and not sim))
         self.measured = MeasuredState(self._param("joint_states_max_age"))
         self.intake = TrajectoryIntake(self.stream, self.measured, lambda: self.stream.max_points,
-                                       log=self.get_logger().debug, clock=lambda: self.get_clock().now().nanoseconds)
+                                       log=self.get_logger().debug, error=self.get_logger().error,
+                                       clock=lambda: self.get_clock().now().nanoseconds)
         self._recipe = None       # what the model was built from (for the worker)
         self._profiles_written = 0
         self.last_points = None   # the EffortTrajectory of the latest accepted trajectory

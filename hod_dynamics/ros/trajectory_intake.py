@@ -42,12 +42,15 @@ class TrajectoryIntake:
     joined from ``measured`` (a MeasuredState). ``max_points()``: the largest number of
     waypoints a message may have (read at each message: a parameter). ``log(text)``: where a
     line on each trajectory taken in goes (its size, then the seconds it took); ``seconds``:
-    those of the last one. ``clock()``: the node clock's time in ns, read when a trajectory
-    stamped 0 has been accepted: it starts then (without a clock, at its receipt)."""
+    those of the last one. ``error(text)``: where a callback's failure goes (``log`` unless
+    given). ``clock()``: the node clock's time in ns, read when a trajectory stamped 0 has been
+    accepted: it starts then (without a clock, at its receipt)."""
 
-    def __init__(self, stream, measured, max_points, log=None, name="hod_feedforward_intake", clock=None):
+    def __init__(self, stream, measured, max_points, log=None, name="hod_feedforward_intake", clock=None,
+                 error=None):
         self.stream, self.measured, self.max_points, self.clock = stream, measured, max_points, clock
         self.log = log or (lambda text: None)
+        self.error = error or self.log
         self.seconds = None
         self._jobs = queue.Queue()
         self._stop = threading.Event()
@@ -73,22 +76,33 @@ class TrajectoryIntake:
             job = self._jobs.get()
             if job is None or self._stop.is_set():
                 return
-            start = time.perf_counter()
             try:
-                accepted, header = self.accept(job)
-            # the reason is said before it is counted: whoever sees the count has the line
-            except HodDynamicsError as exc:
-                job.failed(str(exc))
-                self.stream.reject(str(exc))
-                continue
-            except Exception as exc:  # the intake must survive anything one message does
-                job.failed(f"internal error: {exc!r}")
-                self.stream.reject(repr(exc))
-                continue
-            self.seconds = time.perf_counter() - start
-            self.log(f"accepted a trajectory of {len(accepted.trajectory.waypoint_times)} waypoints in "
-                     f"{self.seconds:.3f} s")
-            job.done(accepted, header)
+                self._take(job)
+            except Exception as exc:  # a callback failed: the node shuts down, or a defect
+                if self._stop.is_set():  # the node's publishers and logger may be gone
+                    return
+                self.error(f"internal error after taking in a trajectory: {exc!r}")
+
+    def _take(self, job):
+        """Accept ``job`` and call its ``done``, or its ``failed`` with the reason of a refusal."""
+        start = time.perf_counter()
+        try:
+            accepted, header = self.accept(job)
+        # the reason is said before it is counted: whoever sees the count has the line
+        except HodDynamicsError as exc:
+            job.failed(str(exc))
+            self.stream.reject(str(exc))
+            return
+        except Exception as exc:  # the intake must survive anything one message does
+            job.failed(f"internal error: {exc!r}")
+            self.stream.reject(repr(exc))
+            return
+        self.seconds = time.perf_counter() - start
+        if self._stop.is_set():  # halted meanwhile: the node is shutting down, nothing to publish to
+            return
+        self.log(f"accepted a trajectory of {len(accepted.trajectory.waypoint_times)} waypoints in "
+                 f"{self.seconds:.3f} s")
+        job.done(accepted, header)
 
     def accept(self, job):
         """(Accepted, (stamp ns, frame id)) of one job; raises HodDynamicsError naming the fault."""
