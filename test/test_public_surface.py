@@ -22,15 +22,27 @@ def test_the_namespace_holds_the_dynamics_and_every_name_resolves():
     assert not {"feedforward", "analyze_joint_states", "load_actuators", "save_csv"} & set(hd.__all__)
 
 
+def loaded_by(code, modules):
+    """Those of ``modules`` that running ``code`` in a fresh interpreter imports."""
+    probe = code + f"\nimport sys\nprint(' '.join(m for m in {list(modules)!r} if m in sys.modules))\n"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+
+
 def test_importing_the_package_loads_no_application_layer_and_no_heavy_optional_module():
-    code = ("import sys, hod_dynamics\n"
-            "heavy = ['scipy.optimize', 'scipy.interpolate', 'scipy.linalg', 'numba', 'llvmlite', 'matplotlib',\n"
-            "         'rosbags', 'yaml', 'rclpy', 'hod_dynamics.replay', 'hod_dynamics.recordings',\n"
-            "         'hod_dynamics.feedforward', 'hod_dynamics.identification', 'hod_dynamics.fleet',\n"
-            "         'hod_dynamics.cli', 'hod_dynamics.kernels.rnea_kernels', 'hod_dynamics.kernels.rnea_ir']\n"
-            "print(' '.join(m for m in heavy if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
+    assert loaded_by("import hod_dynamics", [
+        "scipy.optimize", "scipy.interpolate", "scipy.linalg", "numba", "llvmlite", "matplotlib", "rosbags", "yaml",
+        "rclpy", "hod_dynamics.replay", "hod_dynamics.recordings", "hod_dynamics.feedforward",
+        "hod_dynamics.identification", "hod_dynamics.fleet", "hod_dynamics.cli", "hod_dynamics.kernels.rnea_kernels",
+        "hod_dynamics.kernels.rnea_ir"]) == []
+
+
+def test_building_the_command_line_parser_loads_no_numerical_stack():
+    """Every command builds the whole parser (the help of each), ``info`` and ``--help`` too:
+    the defaults it shows come from plain modules, not from those that import scipy.linalg and
+    the compiled kernels (half a second of each command's start)."""
+    assert loaded_by("from hod_dynamics.cli.entry_point import build_parser\nbuild_parser()", [
+        "scipy.linalg", "scipy.interpolate", "numba", "llvmlite", "matplotlib", "cvxpy", "rosbags",
+        "hod_dynamics.identification.fit", "hod_dynamics.identification.payload"]) == []
 
 
 def test_a_lazy_name_is_imported_on_first_use():

@@ -25,10 +25,7 @@ def folds(text):
 
 def add_options(ident):
     """The flags of this module on the ``identify`` parser ``ident``."""
-    from ..identification.bounding_volumes import MARGIN
-    from ..identification.bounds import MASS_FACTOR, TOTAL_TOLERANCE
-    from ..identification.cross_validation import FOLDS, WEIGHTS
-    from ..identification.payload import PAYLOAD_SIZE
+    from ..identification.defaults import FOLDS, MARGIN, MASS_FACTOR, PAYLOAD_SIZE, TOTAL_TOLERANCE, WEIGHTS
 
     grid = ", ".join(f"{w:g}" for w in WEIGHTS)
     ident.add_argument("--regularization", type=regularization, default="cv", metavar="W|cv",

@@ -37,8 +37,8 @@ import numpy as np
 from ..errors import InputError
 from ..model.geometry import KINDS, body_geometry, sphere_points
 from ..model.inertia import com_form
+from .defaults import MARGIN
 
-MARGIN = 0.1            # m, the inflation of the joint-origin segments
 SOURCES = KINDS + ("joints",)
 
 

@@ -22,10 +22,9 @@ from typing import Optional, Tuple
 import numpy as np
 
 from ..errors import InputError
+from .defaults import MASS_FACTOR, TOTAL_TOLERANCE
 
-MASS_FACTOR = 2.0
 DENSITY_MAX = 8000.0        # kg/m^3, steel: the most a massless prior body may weigh per volume of its ellipsoid
-TOTAL_TOLERANCE = 0.02      # a total mass given as one value M: M (1 +- this)
 
 
 @dataclass(frozen=True, eq=False)

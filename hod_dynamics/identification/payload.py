@@ -38,9 +38,9 @@ from ..kernels.backend import single_threaded_blas
 from ..model.inertia import PARAMETER_NAMES, com_form, inertia_from_parameters, parameters_from_inertia
 from ..model.spatial import transform_inertia
 from .cross_validation import triangular
+from .defaults import PAYLOAD_SIZE
 from .fit import CHUNK, check_names, prior_friction, segment_edges
 
-PAYLOAD_SIZE = 0.1          # m
 TOLERANCE = 0.10
 NAMES = tuple(f"payload {p}" for p in PARAMETER_NAMES)
 
