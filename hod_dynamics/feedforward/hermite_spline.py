@@ -8,7 +8,7 @@ to Splines", ch. XIII). scipy has no interpolant with interior derivative data, 
 collocation system is assembled here from the B-spline basis: each condition at a point involves
 only the p + 1 basis functions nonzero on that point's knot span, so with the conditions in the
 order of their points the square system is banded (about p below and above the diagonal) and is
-solved banded (LAPACK's gbsv through scipy): O(N) time and memory where a dense solve costs
+solved banded (LAPACK's gbsv): O(N) time and memory where a dense solve costs
 O(N^3) time and O(N^2) memory (a planner's 6,000 waypoints of 7 joints: 0.04 s instead of
 minutes). The basis functions and their derivatives at the waypoints come from the recurrence
 of Piegl and Tiller, "The NURBS Book", algorithm A2.3, evaluated for all waypoints at once.
@@ -16,7 +16,7 @@ of Piegl and Tiller, "The NURBS Book", algorithm A2.3, evaluated for all waypoin
 
 import numpy as np
 from scipy.interpolate import BSpline
-from scipy.linalg import solve_banded
+from scipy.linalg.lapack import dgbsv
 
 
 def basis_derivatives(knots, p, x, span, n):
@@ -85,10 +85,30 @@ def hermite_spline(times, given, hold, start=None):
     # the knot span of each waypoint (right-continuous inside: a derivative of order <= r is
     # continuous at a knot of multiplicity r + 1 since p >= 2 r + 1; the last span at the end)
     span = np.clip(np.searchsorted(knots, times, side="right") - 1, p, n_coef - 1)
-    values = basis_derivatives(knots, p, times, span, max(hold, r))[nu, :, at]  # (rows, p + 1)
+    values = _condition_values(knots, p, times, span, max(hold, r), at, nu)  # (rows, p + 1)
     rows = np.arange(len(at))[:, None]
     cols = span[at][:, None] - p + np.arange(p + 1)
     below, above = int((rows - cols).max()), int((cols - rows).max())
-    banded = np.zeros((below + above + 1, n_coef))
-    banded[above + rows - cols, cols] = values
-    return BSpline(knots, solve_banded((below, above), banded, rhs), p)
+    # LAPACK's gbsv directly, its matrix laid out as it factorises it (below more rows for the
+    # fill-in of the pivoting): scipy's solve_banded would copy the band into that layout (a
+    # 60,001-waypoint trajectory's takes 40 MB, most of the solve's time on first use)
+    lu_band = np.zeros((2 * below + above + 1, n_coef))
+    lu_band[below + above + rows - cols, cols] = values
+    _, _, coefficients, info = dgbsv(below, above, lu_band, rhs, overwrite_ab=1, overwrite_b=1)
+    if info > 0:
+        raise np.linalg.LinAlgError("singular Hermite interpolation system (waypoint times must increase)")
+    return BSpline(knots, coefficients, p)
+
+
+def _condition_values(knots, p, times, span, n, at, nu, block=4096):
+    """(rows, p + 1): row i the derivative ``nu[i]`` of the p + 1 basis functions nonzero at
+    waypoint ``at[i]`` (``at`` sorted). Made ``block`` waypoints at a time: the recurrence's
+    arrays for all of a long trajectory at once (p + 1 squared of them per waypoint) would cost
+    more to allocate and touch than to compute."""
+    values = np.empty((len(at), p + 1))
+    for a in range(0, len(times), block):
+        b = min(a + block, len(times))
+        lo, hi = np.searchsorted(at, [a, b])
+        ders = basis_derivatives(knots, p, times[a:b], span[a:b], n)
+        values[lo:hi] = ders[nu[lo:hi], :, at[lo:hi] - a]
+    return values

@@ -58,6 +58,7 @@ simulated time).
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
@@ -102,6 +103,32 @@ class Accepted:
     limits: LimitReport
     beyond_limits: str
     joined: str = ""
+
+
+@dataclass(frozen=True)
+class Waypoints:
+    """A trajectory's waypoints as :meth:`ReferenceStream.accept` validated and joined them:
+    the arguments of :meth:`Trajectory.from_waypoints` (``names``, ``times`` (N,) s,
+    ``positions``, ``velocities``, ``accelerations`` (N, len(names)) or None, ``continuity``,
+    ``initial_velocity``) and ``allow_extra`` (joints the model does not have are dropped)."""
+
+    names: tuple
+    times: np.ndarray
+    positions: np.ndarray
+    velocities: Optional[np.ndarray]
+    accelerations: Optional[np.ndarray]
+    continuity: int
+    initial_velocity: Optional[np.ndarray]
+    allow_extra: bool
+
+
+def trajectory_of(model, waypoints):
+    """The :class:`Trajectory` of ``waypoints`` (:class:`Waypoints`) in ``model``'s joint order:
+    what a stream streams, wherever it is made. Raises TrajectoryError naming the fault."""
+    w = waypoints
+    traj = Trajectory.from_waypoints(w.names, w.times, w.positions, w.velocities, w.accelerations,
+                                     continuity=w.continuity, initial_velocity=w.initial_velocity)
+    return traj.for_model(model, allow_extra=w.allow_extra)
 
 
 def hold_trajectory(model, positions):
@@ -169,7 +196,9 @@ class ReferenceStream:
         self.on_limit_violation = on_limit_violation
         self.max_points = int(max_points)
         self.drop_late = drop_late
-        self.points = None  # points(model, trajectory, rate, order, friction): another way to compute them
+        # points(model, waypoints, rate, order, friction) -> (Trajectory, EffortTrajectory): another
+        # way to make a trajectory (see trajectory_of) and its points (the node's worker process)
+        self.points = None
         self.model = self.actuators = self.friction = None
         self.active = None        # (Trajectory in model order, start ns), the current reference
         self.pending = []         # [(start ns, Trajectory)] waiting for their start time
@@ -208,7 +237,7 @@ class ReferenceStream:
 
     # -- trajectories --------------------------------------------------------------------------
     def accept(self, names, times, positions, velocities=None, accelerations=None, *, stamp_ns=0,
-               now_ns, state=None, clock=None):
+               now_ns, state=None, clock=None, first_samples=True):
         """Validate a trajectory's waypoints (joint ``names``, ``times`` (N,) s from its start,
         ``positions`` and optional ``velocities``, ``accelerations`` (N, len(names))), compute
         its points for a controller, check the URDF limits there, and queue it to start at
@@ -216,15 +245,20 @@ class ReferenceStream:
         ns, when the work is done: a controller handed the points then starts them with the
         stream however long the work took). ``state``: the robot's measured (positions (n,),
         velocities (n,)) in the order of ``names``, which a trajectory starting after t = 0 is
-        joined from (None: from the reference). Returns an :class:`Accepted`. Raises
+        joined from (None: from the reference). ``first_samples``: compute its first samples
+        now (False: the caller calls :meth:`prepare` when its points have gone out, or the
+        stream computes them when it needs them). Returns an :class:`Accepted`. Raises
         HodDynamicsError naming the fault: a trajectory too large for ``max_points``, or beyond
         the limits when ``on_limit_violation`` is ``"reject"``, included (count it with
         :meth:`reject`)."""
         check_size(np.atleast_1d(np.asarray(times, dtype=float)), self.effort_rate, self.max_points)
-        traj, joined = self._trajectory(names, times, positions, velocities, accelerations, now_ns, state)
         model = self.model
-        points = (effort_trajectory(model, traj, self.effort_rate, self.order, self.friction, backend=self.backend)
-                  if self.points is None else self.points(model, traj, self.effort_rate, self.order, self.friction))
+        waypoints, joined = self._waypoints(names, times, positions, velocities, accelerations, now_ns, state)
+        if self.points is None:
+            traj = trajectory_of(model, waypoints)
+            points = effort_trajectory(model, traj, self.effort_rate, self.order, self.friction, backend=self.backend)
+        else:
+            traj, points = self.points(model, waypoints, self.effort_rate, self.order, self.friction)
         limits = limit_report(model, points.t, points.qjet, points.taujet, name_points=True)
         reason = beyond_limits_reason(limits)
         if reason and self.on_limit_violation == "reject":
@@ -237,12 +271,20 @@ class ReferenceStream:
             if reason:
                 self.stats["beyond_limits"] += 1
                 self.stats["last_beyond_limits"] = reason
-            first = self._first_k(start)
-        try:  # its first samples, ready before it starts (the stream computes them itself otherwise)
-            self._chunk(traj, start, first, model)
+        accepted = Accepted(traj, start, points, limits, reason, joined)
+        if first_samples:
+            self.prepare(accepted)
+        return accepted
+
+    def prepare(self, accepted):
+        """Compute the first samples of ``accepted`` (an :class:`Accepted` of this stream), so
+        that they are ready when it starts (the stream computes them itself otherwise)."""
+        with self._lock:
+            first, model = self._first_k(accepted.start_ns), self.model
+        try:
+            self._chunk(accepted.trajectory, accepted.start_ns, first, model)
         except HodDynamicsError:  # raised again, and handled, when the stream reaches that sample
             pass
-        return Accepted(traj, start, points, limits, reason, joined)
 
     def reject(self, reason):
         """Count a rejected trajectory and keep its reason for the diagnostics."""
@@ -250,9 +292,10 @@ class ReferenceStream:
             self.stats["rejected"] += 1
             self.stats["last_rejection"] = reason
 
-    def _trajectory(self, names, times, pos, vel, acc, now_ns, state):
-        """(A validated Trajectory in model order, what it was joined from: see
-        :class:`Accepted`); raises HodDynamicsError naming the fault."""
+    def _waypoints(self, names, times, pos, vel, acc, now_ns, state):
+        """(The :class:`Waypoints` of the trajectory, joined when it starts after t = 0, what it
+        was joined from: see :class:`Accepted`); raises HodDynamicsError naming the fault of
+        the waypoints as sent."""
         model = self.model
         if model is None:
             raise HodDynamicsError("no robot model yet")
@@ -276,8 +319,7 @@ class ReferenceStream:
             times, pos, joined = np.array([-1.0, 0.0]), np.vstack([pos, pos]), ""
             vel = None if vel is None else np.vstack([vel, vel])
             acc = None if acc is None else np.vstack([acc, acc])
-        traj = Trajectory.from_waypoints(names, times, pos, vel, acc, continuity=continuity, initial_velocity=v0)
-        return traj.for_model(model, allow_extra=self.allow_extra_joints), joined
+        return Waypoints(tuple(names), times, pos, vel, acc, continuity, v0, self.allow_extra_joints), joined
 
     def position(self, names, now_ns):
         """The reference's positions at ``now_ns`` in the order of ``names`` (None before any

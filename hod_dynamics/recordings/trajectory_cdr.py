@@ -103,10 +103,10 @@ def decode_joint_trajectory(raw):
             continue
         full = lengths[:, f] == n
         values = np.full((points, n), np.nan)
-        if full.any():
-            first = starts[full, f, 1]
-            index = first[:, None] + np.arange(8 * n)
-            values[full] = data[index].view("<f8")
+        if full.all():
+            values[:] = _gather(body, starts[:, f, 1], n)
+        elif full.any():
+            values[full] = _gather(body, starts[full, f, 1], n)
         fields[field] = values
     at = starts[:, 4, 1] if points else np.zeros(0, int)
     seconds = data[at[:, None] + np.arange(4)].view("<i4")[:, 0].astype(np.int64) if points else np.zeros(0, np.int64)
@@ -114,6 +114,27 @@ def decode_joint_trajectory(raw):
     return TrajectoryArrays(sec * NS_PER_S + nanosec, frame_id, tuple(names), seconds * NS_PER_S + nanos,
                             fields["positions"], fields["velocities"], fields["accelerations"], fields["effort"],
                             lengths)
+
+
+def _gather(body, offsets, n):
+    """(len(offsets), n) float64: the n little-endian doubles at each byte offset of ``body``.
+    Points laid out alike (one layout, or two alternating with the alignment) sit at a fixed
+    stride among the even and among the odd ones: read as two strided views of the message,
+    where indexing every byte (60,000 points of 7 joints: 27 MB of indices) took a tenth of a
+    second."""
+    out = np.empty((len(offsets), n))
+    for parity in (0, 1):
+        at = offsets[parity::2]
+        if not len(at):
+            continue
+        stride = int(at[1] - at[0]) if len(at) > 1 else 8 * n
+        if stride >= 8 * n and np.all(np.diff(at) == stride):
+            out[parity::2] = np.ndarray((len(at), n), dtype="<f8", buffer=body, offset=int(at[0]),
+                                        strides=(stride, 8))
+        else:
+            data = np.frombuffer(body, dtype=np.uint8)
+            out[parity::2] = data[at[:, None] + np.arange(8 * n)].view("<f8")
+    return out
 
 
 def _offsets(first, points, layouts):

@@ -152,7 +152,9 @@ class FeedforwardNode(Node):
         self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
         self._sampler = threading.Thread(target=self._compute_ahead, name="hod_feedforward_ahead", daemon=True)
         self.worker = Worker()         # compiles the kernels, computes the profiles
-        self.points_worker = Worker()  # computes the points of every trajectory for a controller
+        # makes every trajectory's spline and points for a controller, which the intake waits for:
+        # at the node's own priority (the batch worker's would let any other load delay them)
+        self.points_worker = Worker(niceness=0)
         self.compiled = False          # the workers have the compiled kernels
         self.unknown_parameters = declare_parameters(self, PARAMETERS, self._check_parameter)  # warned about
         self.order = self._param("order")
@@ -331,11 +333,12 @@ class FeedforwardNode(Node):
         self.get_logger().info(f"compiled kernels ready after {time.monotonic() - t0:.1f} s: compiled code takes over "
                                "the trajectories' points for a controller and the profiles (in the worker processes)")
 
-    def _points(self, model, trajectory, rate, order, friction):
-        """The points of ``trajectory`` for a controller, from the worker process that has the
-        compiled kernels (the stream's own numpy path when it is not there)."""
+    def _points(self, model, waypoints, rate, order, friction):
+        """(The trajectory of ``waypoints``, its points for a controller), from the worker process
+        that has the compiled kernels (the stream's own numpy path when it is not there): its
+        spline too is made there, beside the node's streaming thread instead of in its way."""
         try:
-            return self.points_worker.request("points", self._recipe, trajectory, rate, order)[0]
+            return tuple(self.points_worker.request("points", self._recipe, waypoints, rate, order))
         except WorkerStopped:
             raise HodDynamicsError("the node is shutting down") from None
 

@@ -1,14 +1,15 @@
 """Trajectories taken in off the executor: a queue and a thread of their own.
 
-A planner's trajectory of 60,000 points takes about a second to accept (its spline, its points
-for a controller, the URDF limits there, its first samples); done in a subscription's callback it
+A planner's trajectory of 60,000 points takes most of a second to accept (its spline, its points
+for a controller, the URDF limits there); done in a subscription's callback it
 would hold the executor, so that ``ros2 param get`` waited and a shutdown could not join the
 executor's thread. Here the callback only queues the message: the topic's as its serialised bytes
 (rclpy's raw subscription: turning 60,000 points into Python objects costs more than accepting
 them, :mod:`hod_dynamics.recordings.trajectory_cdr` reads them as arrays), an action goal's as the
 message. One thread takes them in order, joins each from the robot's measured state
 (:class:`~hod_dynamics.feedforward.measured_state.MeasuredState`, fed by the joint-state
-subscription), has the stream accept it and hands the result to the caller's callback.
+subscription), has the stream accept it, hands the result to the caller's callback (which sends
+its points to the controller) and then has the stream compute its first samples.
 """
 
 import queue
@@ -103,6 +104,8 @@ class TrajectoryIntake:
         self.log(f"accepted a trajectory of {len(accepted.trajectory.waypoint_times)} waypoints in "
                  f"{self.seconds:.3f} s")
         job.done(accepted, header)
+        # the stream's first samples of it after its points have gone to the controller
+        self.stream.prepare(accepted)
 
     def accept(self, job):
         """(Accepted, (stamp ns, frame id)) of one job; raises HodDynamicsError naming the fault."""
@@ -122,7 +125,7 @@ class TrajectoryIntake:
             raise HodDynamicsError("no clock yet: use_sim_time is true and /clock has not been received")
         state = self.measured.state(names, job.now_ns) if times[0] > 0 else None
         accepted = self.stream.accept(names, times, pos, vel, acc, stamp_ns=header[0], now_ns=job.now_ns,
-                                      state=state, clock=self.clock)
+                                      state=state, clock=self.clock, first_samples=False)
         # a trajectory stamped 0 starts when accepted: its points go to the controller stamped
         # with that start, so that the controller and the stream run it on the same time base
         return accepted, (accepted.start_ns, header[1])

@@ -1,5 +1,5 @@
 """The feedforward node's worker processes: they compile the kernels on an empty numba cache,
-compute the points of every trajectory for a controller and the profiles of
+make every accepted trajectory's spline and its points for a controller, and the profiles of
 ``~/compute_profile`` on them, so that none of it holds the node's interpreter while the node
 streams, and a shutdown ends any of it at once.
 
@@ -8,16 +8,19 @@ numba's cache holds the interpreter for tens of milliseconds at a time (importin
 dispatchers' first calls): in the node's own process either would hold the GIL that the
 streaming thread needs every period. So the node's process never imports numba: its stream runs
 on the numpy path (vectorised chunks of samples cost it a few percent of a core), and the batch
-work that wants compiled kernels runs here, in processes of their own at a lower CPU priority
-(the profiles' messages come back already serialised).
+work that wants compiled kernels runs here, in processes of their own: the compile and the
+profiles at a lower CPU priority (their messages come back already serialised), the trajectories
+the node waits for at its own.
 
 Parent side: :class:`Worker` (started on first use, one request at a time, :meth:`Worker.stop`
-kills the process). Child side: :func:`main`, run as ``python -m hod_dynamics.ros.worker FD PPID``:
-it blocks SIGINT and SIGTERM (a Ctrl-C reaches the whole process group; the node decides), dies
-with its parent (``PR_SET_PDEATHSIG``) and serves requests on the socket ``FD`` until it closes.
+kills the process). Child side: :func:`main`, run as ``python -m hod_dynamics.ros.worker FD PPID
+NICENESS``: it blocks SIGINT and SIGTERM (a Ctrl-C reaches the whole process group; the node
+decides), dies with its parent (``PR_SET_PDEATHSIG``), lowers its priority by NICENESS and serves
+requests on the socket ``FD`` until it closes.
 
 The robot model travels as its recipe (:class:`ModelRecipe`: the description and the options
-that built it), rebuilt once in the worker, and the trajectory pickled.
+that built it), rebuilt once in the worker; a trajectory to take in as its waypoints, and back
+as the trajectory and its points (pickled); a profile's trajectory pickled.
 """
 
 import signal
@@ -40,7 +43,7 @@ from typing import Any, Mapping  # noqa: E402
 
 from ..errors import HodDynamicsError, WorkerStopped  # noqa: E402
 
-NICENESS = 10  # the worker yields the CPU to the node's streaming threads
+NICENESS = 10  # a batch worker (compile, profiles) yields the CPU to the node's streaming threads
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ class Worker:
     its answer (in the calling thread; one request at a time), starting the process first if
     needed; :meth:`stop` kills it, and a request in progress raises :class:`WorkerStopped`."""
 
-    def __init__(self):
+    def __init__(self, niceness=NICENESS):
+        self.niceness = niceness  # of the process: NICENESS for batch work, 0 for work the node waits for
         self._lock = threading.Lock()
         self._proc = self._conn = None
         self._stopped = False
@@ -104,7 +108,8 @@ class Worker:
         env = dict(os.environ, HOD_DYNAMICS_THREADS="1")  # one core for the worker, one for the node
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "hod_dynamics.ros.worker", str(theirs.fileno()), str(os.getpid())],
+                [sys.executable, "-m", "hod_dynamics.ros.worker", str(theirs.fileno()), str(os.getpid()),
+                 str(self.niceness)],
                 pass_fds=(theirs.fileno(),), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
         finally:
             theirs.close()
@@ -179,7 +184,25 @@ class _Handlers:
         t0 = time.monotonic()
         with compile_notices(lambda text: None):  # the node announces the compile in its log
             prepare_compiled_kernels(model, order)
+            self._first_points(recipe, order)
         return (time.monotonic() - t0,)
+
+    def _first_points(self, recipe, order):
+        """Make the points of a short trajectory of the model at rest, as :meth:`points` does:
+        the modules and first calls of that path (the spline's LAPACK solve among them) are then
+        behind the first trajectory a planner sends, not in front of it."""
+        import numpy as np
+
+        from ..feedforward.reference_stream import Waypoints
+
+        model, _, _ = self._model(recipe)
+        names = tuple(model.joint_names)
+        rest = np.zeros((3, len(names)))
+        try:
+            self.points(recipe, Waypoints(names, np.array([0.0, 0.5, 1.0]), rest, rest, rest, max(order, 2) + 2,
+                                          None, False), 100.0, order)
+        except HodDynamicsError:  # zeros that are no configuration (a closed loop, a base's quaternion)
+            pass                  # the first trajectory then pays for the first calls
 
     def notice(self, which):
         """The line that announces a compile of the kernels ``which`` when a first use will
@@ -189,13 +212,16 @@ class _Handlers:
 
         return (compile_notice(which),)
 
-    def points(self, recipe, trajectory, rate, order):
-        """The :class:`~hod_dynamics.feedforward.effort_trajectory.EffortTrajectory` of
-        ``trajectory`` at ``rate`` Hz up to torque ``order``, on the compiled kernels."""
+    def points(self, recipe, waypoints, rate, order):
+        """The trajectory of ``waypoints`` (a :class:`~hod_dynamics.feedforward.reference_stream.
+        Waypoints`) and its :class:`~hod_dynamics.feedforward.effort_trajectory.EffortTrajectory`
+        at ``rate`` Hz up to torque ``order``, on the compiled kernels."""
         from ..feedforward.effort_trajectory import effort_trajectory
+        from ..feedforward.reference_stream import trajectory_of
 
         model, _, friction = self._model(recipe)
-        return (effort_trajectory(model, trajectory, rate, order, friction, backend="numba"),)
+        trajectory = trajectory_of(model, waypoints)
+        return trajectory, effort_trajectory(model, trajectory, rate, order, friction, backend="numba")
 
     def profile(self, recipe, trajectory, rate, order, effort_rate_limits, backend, base, stamp):
         """The profile of ``trajectory``: the summary, the files written (CSV and NPZ at
@@ -224,7 +250,7 @@ def main(argv=None):
     argv = sys.argv if argv is None else argv
     _die_with_parent(int(argv[2]))
     try:
-        os.nice(NICENESS)
+        os.nice(int(argv[3]) if len(argv) > 3 else NICENESS)
     except OSError:
         pass
     conn = Connection(int(argv[1]))
