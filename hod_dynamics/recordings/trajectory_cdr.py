@@ -103,9 +103,7 @@ def decode_joint_trajectory(raw):
             continue
         full = lengths[:, f] == n
         values = np.full((points, n), np.nan)
-        if full.all():
-            values[:] = _gather(body, starts[:, f, 1], n)
-        elif full.any():
+        if full.any():
             values[full] = _gather(body, starts[full, f, 1], n)
         fields[field] = values
     at = starts[:, 4, 1] if points else np.zeros(0, int)
