@@ -320,7 +320,7 @@ class FeedforwardNode(Node):
             if notice:  # numba's cache is empty (a first start after an install): the worker compiles
                 self.get_logger().info(notice)
             self.worker.request("compile", self._recipe, order)
-            self.points_worker.request("compile", self._recipe, order)  # loaded from the cache just filled
+            self.points_worker.request("prepare_points", self._recipe, order)  # from the cache just filled
         except WorkerStopped:
             return
         except HodDynamicsError as exc:  # the numpy path keeps serving

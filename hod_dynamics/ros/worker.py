@@ -184,17 +184,18 @@ class _Handlers:
         t0 = time.monotonic()
         with compile_notices(lambda text: None):  # the node announces the compile in its log
             prepare_compiled_kernels(model, order)
-            self._first_points(recipe, order)
         return (time.monotonic() - t0,)
 
-    def _first_points(self, recipe, order):
-        """Make the points of a short trajectory of the model at rest, as :meth:`points` does:
-        the modules and first calls of that path (the spline's LAPACK solve among them) are then
-        behind the first trajectory a planner sends, not in front of it."""
+    def prepare_points(self, recipe, order):
+        """:meth:`compile` (loaded from the cache the other worker filled), then make the points
+        of a short trajectory of the model at rest, as :meth:`points` does: the modules and first
+        calls of that path (the spline's LAPACK solve among them) are then behind the first
+        trajectory a planner sends, not in front of it. Only the points worker is asked this."""
         import numpy as np
 
         from ..feedforward.reference_stream import Waypoints
 
+        seconds = self.compile(recipe, order)
         model, _, _ = self._model(recipe)
         names = tuple(model.joint_names)
         rest = np.zeros((3, len(names)))
@@ -203,6 +204,7 @@ class _Handlers:
                                           None, False), 100.0, order)
         except Exception:  # noqa: BLE001  zeros that are no configuration (a closed loop, a base's
             pass           # quaternion), or anything else: a warm-up never costs the compiled path
+        return seconds
 
     def notice(self, which):
         """The line that announces a compile of the kernels ``which`` when a first use will
