@@ -243,7 +243,7 @@ def test_serves_correct_samples_from_the_numpy_path_while_the_workers_compile(tm
         client.close()
     assert proc.returncode == 0
     assert "llvmlite" not in loaded and "/numba/" not in loaded, "the node's process loaded numba or LLVM"
-    assert len(workers) == 2, workers  # the compiling one, and the one that computes the points
+    assert len(workers) == 3, workers  # the compiling one, the one that computes the points, the stream's
     log = "".join(line for _, line in events)
     # ready and serving on the numpy path before anything is compiled, the compile announced
     order = [log.index(text) for text in ("ready: serving /hod_feedforward/trajectory", "(numpy backend)",

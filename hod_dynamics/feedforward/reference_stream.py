@@ -46,7 +46,9 @@ stream decides is here, and tested in milliseconds without DDS:
   (or falls silent if it served none) and counts the failure.
 - **Chunks.** Samples are computed ahead, ``chunk_seconds`` of them in one vectorised call (a
   single-sample call costs about as much as a whole chunk), by :meth:`ReferenceStream.compute_ahead`
-  in a thread of its own, so that the thread that serves the samples never waits for one.
+  in a thread of its own, so that the thread that serves the samples never waits for one; or,
+  with :attr:`ReferenceStream.compute_chunk`, elsewhere (a node's stream worker process, whose
+  computing holds nothing the serving thread needs).
 - **Statistics** for the diagnostics: ticks, late and skipped samples, accepted and rejected
   trajectories, trajectories beyond the limits, compute time, failures and the last reasons.
 
@@ -62,7 +64,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..errors import HodDynamicsError, InputError, TrajectoryError
+from ..errors import HodDynamicsError, InputError, TrajectoryError, WorkerStopped
 from .branch_anchors import BranchAnchors
 from .effort_trajectory import EffortTrajectory, effort_trajectory
 from .trajectory import LimitReport, Trajectory, limit_report
@@ -199,6 +201,11 @@ class ReferenceStream:
         # points(model, waypoints, rate, order, friction) -> (Trajectory, EffortTrajectory): another
         # way to make a trajectory (see trajectory_of) and its points (the node's worker process)
         self.points = None
+        # compute_chunk(model, trajectory, t, order, actuators, friction, backend=) ->
+        # FeedforwardResult: where the samples computed ahead (compute_ahead, prepare) are
+        # computed, as feedforward() does (the node's stream worker process); None: here. The
+        # streaming thread computes a sample it finds missing here, whatever this is.
+        self.compute_chunk = None
         self.model = self.actuators = self.friction = None
         self.active = None        # (Trajectory in model order, start ns), the current reference
         self.pending = []         # [(start ns, Trajectory)] waiting for their start time
@@ -282,7 +289,7 @@ class ReferenceStream:
         with self._lock:
             first, model = self._first_k(accepted.start_ns), self.model
         try:
-            self._chunk(accepted.trajectory, accepted.start_ns, first, model)
+            self._chunk(accepted.trajectory, accepted.start_ns, first, model, ahead=True)
         except HodDynamicsError:  # raised again, and handled, when the stream reaches that sample
             pass
 
@@ -423,11 +430,13 @@ class ReferenceStream:
         return samples, None
 
     # -- samples -------------------------------------------------------------------------------
-    def _chunk(self, traj, start, k, model):
+    def _chunk(self, traj, start, k, model, ahead=False):
         """(FeedforwardResult, row) holding grid sample k of the trajectory started at
-        ``start``: from the chunk computed ahead, else computed now. Chunks start at multiples
-        of the chunk size, so that the streaming and the computing threads agree on them. A
-        chunk that cannot be computed is kept as its error, raised again for each sample."""
+        ``start``: from the chunk computed ahead, else computed now (``ahead``: by
+        :attr:`compute_chunk` when set, here if that fails otherwise than the samples do).
+        Chunks start at multiples of the chunk size, so that the streaming and the computing
+        threads agree on them. A chunk that cannot be computed is kept as its error, raised
+        again for each sample."""
         first = k - k % self.chunk_size
         key = (id(traj), start, first)
         with self._chunks_lock:
@@ -436,7 +445,7 @@ class ReferenceStream:
             t = (first + np.arange(self.chunk_size)) * self.period
             try:
                 at = self._anchors.model_at(model, traj, start, first, self.period, self.chunk_size)
-                result = feedforward(at, traj, t, self.order, self.actuators, self.friction, backend=self.backend)
+                result = self._compute(ahead, at, traj, t)
             except HodDynamicsError as exc:
                 result = exc
             entry = (traj, result)
@@ -447,6 +456,17 @@ class ReferenceStream:
         if isinstance(entry[1], HodDynamicsError):
             raise entry[1]
         return entry[1], k - first
+
+    def _compute(self, ahead, model, traj, t):
+        """The FeedforwardResult of ``traj`` at times ``t`` on ``model`` (see :meth:`_chunk`)."""
+        args = (model, traj, t, self.order, self.actuators, self.friction)
+        elsewhere = self.compute_chunk if ahead else None
+        if elsewhere is not None:
+            try:
+                return elsewhere(*args, backend=self.backend)
+            except WorkerStopped:  # gone (a shutdown, a crash): computed here meanwhile
+                pass
+        return feedforward(*args, backend=self.backend)
 
     def compute_ahead(self, now_ns, lead_ns=None):
         """Compute a chunk of samples the stream will serve soon: the chunk of the next sample of
@@ -473,7 +493,7 @@ class ReferenceStream:
                 ready = (id(traj), start, first) in self._chunks
             if not ready:
                 try:
-                    self._chunk(traj, start, first, model)
+                    self._chunk(traj, start, first, model, ahead=True)
                 except HodDynamicsError:  # kept with the chunk: due() meets it at that sample
                     pass
                 return True

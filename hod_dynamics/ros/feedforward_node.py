@@ -23,13 +23,13 @@ after a failure, the chunks computed ahead, the points for a controller, the URD
 statistics) are those of :class:`hod_dynamics.feedforward.reference_stream.ReferenceStream`, and it builds
 its model with :func:`hod_dynamics.model.robots.model_from_description`, as the command line does.
 Here: the interfaces, the parameters (read one way, from the table), the diagnostics, the
-threads (streaming, computing ahead, loading the kernels) and the worker process
-(:mod:`.worker`: compiling the kernels, computing profiles).
+threads (streaming, computing ahead, loading the kernels) and the worker processes
+(:mod:`.worker`: compiling the kernels and computing profiles; every trajectory's spline and
+points; the stream's samples ahead).
 
-Longer than the package's other modules (about 560 lines): a shell, but a node with seven
-publishers, a subscription, a service, diagnostics, three threads and a worker process; each
-method is one interface or one thread, and split over files they would be read together
-anyway (as ros2 demos keep one node to one file).
+Longer than the package's other modules (about 600 lines): a shell, but a node with seven
+publishers, a subscription, a service, diagnostics, three threads and three worker processes;
+each method is one interface or one thread, and split over files they would be read together.
 
 Parameters: PARAMETERS. Bad input never stops the node: a rejected trajectory is logged in
 one line, counted in the diagnostics, and the current trajectory goes on. A node that cannot
@@ -70,7 +70,7 @@ from .parameters import Spec, declare as declare_parameters, value_of as paramet
 from .process import exit_process, run
 from .sample_publishers import SamplePublishers, stream_qos
 from .trajectory_intake import Job, TrajectoryIntake
-from .worker import ModelRecipe, Worker, WorkerStopped
+from .worker import ModelRecipe, RemoteChunks, Worker, WorkerStopped
 
 NODE_NAME = "hod_feedforward"
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -152,9 +152,10 @@ class FeedforwardNode(Node):
         self._streamer = threading.Thread(target=self._stream, name="hod_feedforward_stream", daemon=True)
         self._sampler = threading.Thread(target=self._compute_ahead, name="hod_feedforward_ahead", daemon=True)
         self.worker = Worker()         # compiles the kernels, computes the profiles
-        # makes every trajectory's spline and points for a controller, which the intake waits for:
-        # at the node's own priority (the batch worker's would let any other load delay them)
-        self.points_worker = Worker(niceness=0)
+        # at the node's own priority (the batch worker's would let any other load delay them): every
+        # trajectory's spline and points, which the intake waits for; the stream's samples ahead,
+        # so that no thread here computes while the streaming thread needs the GIL (RemoteChunks)
+        self.points_worker, self.stream_worker = Worker(niceness=0), Worker(niceness=0)
         self.compiled = False          # the workers have the compiled kernels
         self.unknown_parameters = declare_parameters(self, PARAMETERS, self._check_parameter)  # warned about
         self.order = self._param("order")
@@ -167,6 +168,7 @@ class FeedforwardNode(Node):
                                       on_limit_violation=self._param("on_limit_violation"),
                                       max_points=self._param("max_trajectory_points"),
                                       drop_late=late == "drop" or (late == "auto" and not sim))
+        self.stream.compute_chunk = RemoteChunks(self.stream_worker)
         self.measured = MeasuredState(self._param("joint_states_max_age"))
         self.intake = TrajectoryIntake(self.stream, self.measured, lambda: self.stream.max_points,
                                        log=self.get_logger().debug, error=self.get_logger().error,
@@ -433,8 +435,9 @@ class FeedforwardNode(Node):
                 self.get_logger().error(f"tick failed: {exc!r}")
 
     def _compute_ahead(self):
-        """Compute the samples ahead of the stream (:meth:`ReferenceStream.compute_ahead`), so
-        that the streaming thread only publishes."""
+        """Have the samples ahead of the stream computed (:meth:`ReferenceStream.compute_ahead`,
+        by the stream worker process), so that the streaming thread only publishes."""
+        self._start_stream_worker()
         clock = self.get_clock()
         while not self._stop.is_set() and self.context.ok():
             now = clock.now().nanoseconds
@@ -448,6 +451,15 @@ class FeedforwardNode(Node):
             if not busy:
                 self._wake.wait(0.02)
                 self._wake.clear()
+
+    def _start_stream_worker(self):
+        """The stream worker and its modules, before the first trajectory needs them."""
+        try:
+            self.stream_worker.request("prepare_samples")
+        except (HodDynamicsError, OSError) as exc:  # no process: the samples computed here, as before
+            if not self._stop.is_set():
+                self.stream.compute_chunk = None
+                self.get_logger().warning(f"no stream worker ({exc}): samples computed in the node's process")
 
     def destroy_node(self):
         """Stop streaming (joined, so no sample is published by a destroyed node) and the
@@ -472,6 +484,7 @@ class FeedforwardNode(Node):
         self.intake.stop()
         self.worker.stop()
         self.points_worker.stop()
+        self.stream_worker.stop()
 
     def _on_tick(self, now):
         t0 = time.perf_counter()

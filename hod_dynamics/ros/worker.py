@@ -1,15 +1,16 @@
 """The feedforward node's worker processes: they compile the kernels on an empty numba cache,
-make every accepted trajectory's spline and its points for a controller, and the profiles of
-``~/compute_profile`` on them, so that none of it holds the node's interpreter while the node
-streams, and a shutdown ends any of it at once.
+make every accepted trajectory's spline and its points for a controller, the profiles of
+``~/compute_profile`` on them, and the stream's samples ahead (:class:`RemoteChunks`), so that
+none of it holds the node's interpreter while the node streams, and a shutdown ends any of it
+at once.
 
 A compile takes seconds of Python (numba's compiler), and even loading compiled kernels from
 numba's cache holds the interpreter for tens of milliseconds at a time (importing numba, its
 dispatchers' first calls): in the node's own process either would hold the GIL that the
 streaming thread needs every period. So the node's process never imports numba: its stream runs
-on the numpy path (vectorised chunks of samples cost it a few percent of a core), and the batch
-work that wants compiled kernels runs here, in processes of their own: the compile and the
-profiles at a lower CPU priority (their messages come back already serialised), the trajectories
+on the numpy path (vectorised chunks of samples, computed here too), and the batch work that
+wants compiled kernels runs here, in processes of their own: the compile and the profiles at a
+lower CPU priority (their messages come back already serialised), the trajectories and samples
 the node waits for at its own.
 
 Parent side: :class:`Worker` (started on first use, one request at a time, :meth:`Worker.stop`
@@ -20,7 +21,8 @@ requests on the socket ``FD`` until it closes.
 
 The robot model travels as its recipe (:class:`ModelRecipe`: the description and the options
 that built it), rebuilt once in the worker; a trajectory to take in as its waypoints, and back
-as the trajectory and its points (pickled); a profile's trajectory pickled.
+as the trajectory and its points (pickled); a profile's trajectory pickled; the stream's
+samples as :class:`RemoteChunks` says.
 """
 
 import signal
@@ -28,6 +30,7 @@ import signal
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # first: before the heavy imports below
 
+import itertools  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import queue  # noqa: E402
@@ -37,6 +40,7 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+from collections import OrderedDict  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from multiprocessing.connection import Connection  # noqa: E402
 from typing import Any, Mapping  # noqa: E402
@@ -70,6 +74,49 @@ class ModelRecipe:
     def key(self):
         return json.dumps([self.source, dict(self.options), self.actuators, self.friction], sort_keys=True,
                           default=str)
+
+
+class RemoteChunks:
+    """The stream's samples computed ahead in a worker process (:meth:`ReferenceStream.compute_chunk
+    <hod_dynamics.feedforward.reference_stream.ReferenceStream>`): called as
+    :func:`~hod_dynamics.feedforward.trajectory_feedforward.feedforward` is, it returns the same
+    FeedforwardResult, computed by ``worker`` on the same numpy path.
+
+    Why a process: the numpy path releases and retakes the GIL around every array operation, and
+    a thread that does so thousands of times in a chunk keeps it from a thread that waits for it
+    (CPython's waiting thread asks for the GIL only after a whole switch interval without any
+    switch): the streaming thread then wakes milliseconds late and its grid points are dropped,
+    one in fifty at 1 kHz. A thread that only waits on a socket leaves the GIL to it.
+
+    The model, trajectory, actuators and friction go to the worker once each (by a token) and
+    are kept there; one it no longer has is sent again."""
+
+    KEPT = 16  # objects the worker keeps (the model, the trajectories a stream may still serve)
+    _numbers = itertools.count(1)  # tokens unique in this process: instances may share a worker
+
+    def __init__(self, worker):
+        self.worker = worker
+        self._lock = threading.Lock()
+        self._tokens = {}  # id(obj) -> (obj, token): obj held, so that its id is not reused meanwhile
+
+    def _token(self, obj):
+        if obj is None:
+            return 0  # None needs no sending
+        with self._lock:
+            entry = self._tokens.get(id(obj))
+            if entry is None or entry[0] is not obj:
+                entry = self._tokens[id(obj)] = (obj, next(self._numbers))
+                while len(self._tokens) > 4 * self.KEPT:
+                    self._tokens.pop(next(iter(self._tokens)))
+            return entry[1]
+
+    def __call__(self, model, trajectory, t, order, actuators=None, friction=None, *, backend=None):
+        objects = (model, trajectory, actuators, friction)
+        tokens = tuple(self._token(obj) for obj in objects)
+        (result,) = self.worker.request("samples", tuple(zip(tokens, (None,) * 4)), t, order, backend)
+        if result is None:  # the worker has not (or no longer) got them all: send them with the request
+            (result,) = self.worker.request("samples", tuple(zip(tokens, objects)), t, order, backend)
+        return result
 
 
 class Worker:
@@ -168,6 +215,29 @@ class _Handlers:
 
     def __init__(self):
         self._built = {}
+        self._kept = OrderedDict()  # token -> object sent by RemoteChunks
+
+    def samples(self, parts, t, order, backend):
+        """The FeedforwardResult of :class:`RemoteChunks`: ``parts`` are (token, object or None)
+        of the model, trajectory, actuators and friction; None (the answer) when an object sent
+        before is no longer kept."""
+        from ..feedforward.trajectory_feedforward import feedforward
+
+        objects = []
+        for token, obj in parts:
+            if token == 0:
+                objects.append(None)
+                continue
+            if obj is None and token not in self._kept:
+                return (None,)
+            if obj is not None:
+                self._kept[token] = obj
+            self._kept.move_to_end(token)
+            objects.append(self._kept[token])
+        while len(self._kept) > RemoteChunks.KEPT:
+            self._kept.popitem(last=False)
+        model, trajectory, actuators, friction = objects
+        return (feedforward(model, trajectory, t, order, actuators, friction, backend=backend),)
 
     def _model(self, recipe):
         key = recipe.key()
@@ -205,6 +275,12 @@ class _Handlers:
         except Exception:  # noqa: BLE001  zeros that are no configuration (a closed loop, a base's
             pass           # quaternion), or anything else: a warm-up never costs the compiled path
         return seconds
+
+    def prepare_samples(self):
+        """Import what :meth:`samples` needs, before the stream's first chunk waits for it."""
+        from ..feedforward import trajectory_feedforward  # noqa: F401
+
+        return ()
 
     def notice(self, which):
         """The line that announces a compile of the kernels ``which`` when a first use will
