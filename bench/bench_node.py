@@ -6,7 +6,10 @@ trajectory, and measures in this process:
 
 Arrival is the time this subscriber's DDS layer received a message (rclpy's MessageInfo
 ``received_timestamp``, wall clock): what a controller's subscriber would get, without the
-delays of this Python client's executor (a millisecond now and then on two cores).
+delays of this Python client's executor (a millisecond now and then on two cores). The
+subscriber's threads run under SCHED_FIFO where the system allows it, as a ros2_control
+controller's do (said in the header line: without it, a woken receiving thread may wait
+milliseconds for a core on a busy two-core computer, and the wait is counted as the node's).
 
 - **rate**: messages received per second of the window;
 - **interval p99 / max**: of the arrival intervals (ms);
@@ -146,6 +149,7 @@ class Client:
         self.thread = threading.Thread(target=self.executor.spin, daemon=True)
         gc.freeze()  # what is loaded by now is never collected: a full collection would stall the
         self.thread.start()  # callbacks for tens of milliseconds (rclpy, numpy and more are loaded)
+        self.realtime = listen and realtime_threads()
 
     def _on_sample(self, raw, info):
         sec, nanosec = STAMP.unpack_from(raw, 4)  # after the CDR encapsulation header: header.stamp
@@ -182,6 +186,20 @@ class Client:
         self.executor.shutdown()
         self.thread.join(timeout=10)
         self.rclpy.try_shutdown()
+
+
+def realtime_threads(priority=40):
+    """SCHED_FIFO for this process's threads but the main one (whose children, the nodes, would
+    inherit it), DDS's receiving threads among them, as a ros2_control controller manager's
+    real-time thread: True, or False where the system does not allow it."""
+    ok = True
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) != os.getpid():
+            try:
+                os.sched_setscheduler(int(tid), os.SCHED_FIFO, os.sched_param(priority))
+            except OSError:
+                ok = False
+    return ok
 
 
 def start(cmd, env=None):
@@ -546,7 +564,8 @@ def main():
     finally:
         client.close()
     print(f"feedforward_node, {model.name} ({model.n_dof} DoF), order {args.order}, publish_rate {args.rate:g} Hz; "
-          f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; {line}")
+          f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; subscriber "
+          f"{'SCHED_FIFO' if client.realtime else 'at the normal priority'}; {line}")
     print("| phase | rate | interval p99 / max | late | duplicates | on grid | on time | node CPU (% of a core) | note |\n"
           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |")
     for phase, row in rows.items():

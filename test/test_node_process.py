@@ -327,3 +327,81 @@ def _children(pid):
         except OSError:
             pass
     return found
+
+
+# -- the streaming thread's real-time priority ---------------------------------------------------
+def _fifo_allowed():
+    """Whether this process may put a thread under SCHED_FIFO (a throw-away thread tries)."""
+    result = []
+
+    def probe():
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+            result.append(True)
+        except OSError:
+            result.append(False)
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+def _fifo_threads(pid):
+    """(tid, priority) of the SCHED_FIFO threads of process ``pid``."""
+    found = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            if os.sched_getscheduler(int(tid)) == os.SCHED_FIFO:
+                found.append((int(tid), os.sched_getparam(int(tid)).sched_priority))
+        except OSError:
+            pass
+    return found
+
+
+def _streaming_node(cmd, domain, samples):
+    proc = spawn(cmd + ["--ros-args", "-p", f"urdf_path:={IIWA}", "-p", "publish_rate:=500.0",
+                        "-p", "initial_positions:=[0.1,0.2,0.1,-0.5,0.0,0.3,0.0]"], domain)
+    wait_for(lambda: len(samples) > 50 or proc.poll() is not None, 60, "the held position's samples")
+    assert proc.poll() is None, proc.communicate()[1][-3000:]
+    return proc
+
+
+def test_the_streaming_thread_runs_under_sched_fifo_where_allowed_and_says_so_where_not():
+    """Default stream_thread_priority 50: one thread of the node is SCHED_FIFO at 50 (the
+    streaming one; no worker process inherits it); without the privilege (CAP_SYS_NICE dropped
+    with setpriv, RLIMIT_RTPRIO 0) one WARN line names the parameter, and the node streams."""
+    exe = installed_executable("feedforward_node")
+    domain = int(os.environ["ROS_DOMAIN_ID"])
+    client = Client(domain, listen=False)
+    samples = []
+    client.node.create_subscription(JointTrajectory, f"{NS}/feedforward", lambda m: samples.append(m), 100)
+    runs = []
+    if _fifo_allowed():
+        runs.append(([exe], True))
+    if os.geteuid() != 0 or not os.access("/usr/bin/setpriv", os.X_OK):
+        if not runs:
+            runs.append(([exe], False))
+    else:
+        runs.append((["/usr/bin/setpriv", "--bounding-set=-sys_nice", "--inh-caps=-sys_nice", exe], False))
+    try:
+        for cmd, allowed in runs:
+            samples.clear()
+            proc = _streaming_node(cmd, domain, samples)
+            try:
+                fifo = _fifo_threads(proc.pid)
+                workers = _children(proc.pid)
+                assert workers and not any(_fifo_threads(pid) for pid in workers)
+            finally:
+                os.killpg(proc.pid, signal.SIGINT)
+                out, err = _communicate(proc, 30)
+            assert proc.returncode == 0, err[-3000:]
+            warning = [line for line in err.splitlines() if "stream_thread_priority: no real-time priority" in line]
+            if allowed:
+                assert [p for _, p in fifo] == [50], fifo
+                assert not warning, err[-3000:]
+            else:
+                assert fifo == [], fifo
+                assert len(warning) == 1 and "[WARN]" in warning[0], err[-3000:]
+    finally:
+        client.close()

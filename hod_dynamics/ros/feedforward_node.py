@@ -67,7 +67,7 @@ from ..model.urdf import xacro_args_from_strings
 from .conversions import effort_trajectory_bytes, profile_message_bytes
 from .follow_joint_trajectory import make_proxy
 from .parameters import Spec, declare as declare_parameters, value_of as parameter_value
-from .process import exit_process, run
+from .process import exit_process, realtime_priority, run
 from .sample_publishers import SamplePublishers, stream_qos
 from .trajectory_intake import Job, TrajectoryIntake
 from .worker import ModelRecipe, RemoteChunks, Worker, WorkerStopped
@@ -128,6 +128,8 @@ PARAMETERS = (
     Spec("late_samples", "string", "auto", "grid samples a tick could not publish on time: 'drop' (counted as "
          "dropped_samples), 'publish' (every one, in order, in a burst), 'auto' (drop with the system clock, "
          "publish with use_sim_time, whose clock steps)", choices=("auto", "drop", "publish")),
+    Spec("stream_thread_priority", "integer", 50, "SCHED_FIFO priority of the streaming thread where the "
+         "system allows it, as ros2_control's thread_priority (0: the default scheduler)", range=(0, 99)),
     Spec("profile_rate", "double", 1000.0, "sample rate of ~/compute_profile", "Hz", False, (1.0, 100000.0)),
     Spec("profile_dir", "string", "", "folder for profile CSV/NPZ files (empty: none)", read_only=False),
     Spec("profile_size_limit", "double", 1000.0, "largest profile computed: its files and latched messages "
@@ -407,6 +409,10 @@ class FeedforwardNode(Node):
         """Serve the samples due at every grid point of the node clock (the stream's schedule,
         :meth:`ReferenceStream.wait_ns`) until the node is destroyed. Short real-time sleeps:
         with simulated time the node clock may run at any pace."""
+        problem = realtime_priority(self._param("stream_thread_priority"))
+        if problem:
+            self.get_logger().warning(f"stream_thread_priority: no real-time priority ({problem}); see "
+                                      "doc/ros2_interface.md, 'Real-time priority'")
         clock = self.get_clock()
         sim = self.get_parameter("use_sim_time").value
         nap = 0.001 if sim else 0.005
@@ -437,7 +443,10 @@ class FeedforwardNode(Node):
     def _compute_ahead(self):
         """Have the samples ahead of the stream computed (:meth:`ReferenceStream.compute_ahead`,
         by the stream worker process), so that the streaming thread only publishes."""
-        self._start_stream_worker()
+        problem = self.stream.compute_chunk.start()
+        if problem and not self._stop.is_set():  # no process: the samples computed here, as before
+            self.stream.compute_chunk = None
+            self.get_logger().warning(f"no stream worker ({problem}): samples computed in the node's process")
         clock = self.get_clock()
         while not self._stop.is_set() and self.context.ok():
             now = clock.now().nanoseconds
@@ -451,15 +460,6 @@ class FeedforwardNode(Node):
             if not busy:
                 self._wake.wait(0.02)
                 self._wake.clear()
-
-    def _start_stream_worker(self):
-        """The stream worker and its modules, before the first trajectory needs them."""
-        try:
-            self.stream_worker.request("prepare_samples")
-        except (HodDynamicsError, OSError) as exc:  # no process: the samples computed here, as before
-            if not self._stop.is_set():
-                self.stream.compute_chunk = None
-                self.get_logger().warning(f"no stream worker ({exc}): samples computed in the node's process")
 
     def destroy_node(self):
         """Stop streaming (joined, so no sample is published by a destroyed node) and the

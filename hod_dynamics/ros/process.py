@@ -31,6 +31,24 @@ from ..errors import HodDynamicsError, StartupError
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+def realtime_priority(priority):
+    """Put the calling thread under the SCHED_FIFO real-time policy at ``priority`` (1-99; 0:
+    leave it to the default scheduler), as ros2_control's controller manager does with its
+    ``thread_priority``. Returns None, or why it could not (no privilege: an rtprio limit in
+    /etc/security/limits.conf or CAP_SYS_NICE allows it; not Linux).
+
+    Why: on a computer whose cores are busy (a worker process computing, a compile), the default
+    scheduler lets a thread woken by its timer wait for a core for milliseconds, an idle core
+    included; a real-time thread takes the core at once."""
+    if priority <= 0:
+        return None
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))  # 0: this thread
+    except (OSError, AttributeError) as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
 def run(make_node, name, args=None, make_executor=SingleThreadedExecutor):
     """Create a node with ``make_node()`` and spin it with ``make_executor()`` until SIGINT or
     SIGTERM; return the exit code (both factories are called after ``rclpy.init``).

@@ -110,6 +110,17 @@ class RemoteChunks:
                     self._tokens.pop(next(iter(self._tokens)))
             return entry[1]
 
+    def start(self):
+        """Start the worker and its modules before the first chunk waits for them: None, or the
+        reason it cannot start (the node is stopping: None)."""
+        try:
+            self.worker.request("prepare_samples")
+        except WorkerStopped:
+            return None
+        except (HodDynamicsError, OSError) as exc:
+            return str(exc) or type(exc).__name__
+        return None
+
     def __call__(self, model, trajectory, t, order, actuators=None, friction=None, *, backend=None):
         objects = (model, trajectory, actuators, friction)
         tokens = tuple(self._token(obj) for obj in objects)
