@@ -3,8 +3,10 @@ stream computes ahead, computed in a real worker process, are the samples it wou
 itself, bit for bit; the objects they need go there once and again when the process has lost
 them; and a stream whose worker is gone computes them itself."""
 
+import gc
 import os
 import signal
+import weakref
 
 import numpy as np
 import pytest
@@ -63,6 +65,11 @@ def test_remote_samples_equal_local_ones_and_survive_a_lost_worker(iiwa, worker)
     same(remote(iiwa, traj, later, 3, actuators, None, backend="numpy"),
          feedforward(iiwa, traj, later, 3, actuators, backend="numpy"))
     assert worker._proc.pid != pid
+    # nothing sent is held here: a trajectory dropped by the stream is gone, its entry with it
+    gone = weakref.ref(traj)
+    del traj
+    gc.collect()
+    assert gone() is None and len(remote._tokens) == 2  # the model and the actuators
 
 
 def test_a_stream_computes_ahead_in_the_worker_and_serves_the_same_samples(iiwa, worker):

@@ -40,6 +40,7 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+import weakref  # noqa: E402
 from collections import OrderedDict  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from multiprocessing.connection import Connection  # noqa: E402
@@ -91,24 +92,37 @@ class RemoteChunks:
     The model, trajectory, actuators and friction go to the worker once each (by a token) and
     are kept there; one it no longer has is sent again."""
 
-    KEPT = 16  # objects the worker keeps (the model, the trajectories a stream may still serve)
+    KEPT = 8  # objects the worker keeps (the model, actuators, friction, the trajectories being served)
     _numbers = itertools.count(1)  # tokens unique in this process: instances may share a worker
 
     def __init__(self, worker):
         self.worker = worker
         self._lock = threading.Lock()
-        self._tokens = {}  # id(obj) -> (obj, token): obj held, so that its id is not reused meanwhile
+        # id(obj) -> (weak reference to obj, token): the entry goes with the object (never held
+        # here: a planner's trajectories are tens of MB each), so its id is never another's
+        self._tokens = {}
 
     def _token(self, obj):
         if obj is None:
             return 0  # None needs no sending
+        key = id(obj)
         with self._lock:
-            entry = self._tokens.get(id(obj))
-            if entry is None or entry[0] is not obj:
-                entry = self._tokens[id(obj)] = (obj, next(self._numbers))
+            entry = self._tokens.get(key)
+            if entry is None or entry[0]() is not obj:
+                try:
+                    ref = weakref.ref(obj, lambda _, key=key: self._forget(key))
+                except TypeError:  # not weakly referable: held, a bounded number of them
+                    ref = (lambda held: lambda: held)(obj)
+                entry = self._tokens[key] = (ref, next(self._numbers))
                 while len(self._tokens) > 4 * self.KEPT:
                     self._tokens.pop(next(iter(self._tokens)))
             return entry[1]
+
+    def _forget(self, key):
+        """An object sent is gone: its entry too (unless its id is already another's)."""
+        entry = self._tokens.get(key)
+        if entry is not None and entry[0]() is None:
+            self._tokens.pop(key, None)
 
     def start(self):
         """Start the worker and its modules before the first chunk waits for them: None, or the
