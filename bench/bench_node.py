@@ -26,7 +26,10 @@ Phases (``--phases``, default all three):
 - ``warm``: numba's cache filled, the compiled kernels serving;
 - ``fresh``: an empty ``NUMBA_CACHE_DIR`` (a first start after an install): the first
   ``--fresh-seconds`` (20) of the stream, from the first trajectory on, sent as soon as the node
-  is ready (the compiled kernels take over meanwhile);
+  is ready. The model comes by the robot_description topic (as from robot_state_publisher) once
+  DDS discovery is done, so that the compile, which starts with the model, falls in the window
+  (discovery on loopback takes 0.1-3.5 s: with the model by parameter the kernels were often
+  ready before the first trajectory);
 - ``profile``: warm, while ``~/compute_profile`` computes a ``--profile-seconds`` trajectory at
   100 kHz (files written), measured from the call to its answer.
 
@@ -113,10 +116,12 @@ def children(pid):
 
 
 def node_command(args, urdf, locked, extra=()):
+    """The node's command line; ``urdf`` None: the model from the robot_description topic."""
     exe = os.path.join(sys.prefix, "lib", "hod_dynamics", "feedforward_node")
     cmd = [exe] if os.access(exe, os.X_OK) else [sys.executable, "-m", "hod_dynamics_nodes", "feedforward_node"]
-    cmd += ["--ros-args", "-p", f"urdf_path:={urdf}", "-p", f"publish_rate:={float(args.rate)}",
-            "-p", f"order:={args.order}"]
+    cmd += ["--ros-args", "-p", f"publish_rate:={float(args.rate)}", "-p", f"order:={args.order}"]
+    if urdf is not None:
+        cmd += ["-p", f"urdf_path:={urdf}"]
     if locked:
         cmd += ["-p", f"locked_joints:=[{','.join(locked)}]",
                 "-p", f"locked_positions:=[{','.join(str(float(v)) for v in locked.values())}]"]
@@ -162,6 +167,24 @@ class Client:
             if time.monotonic() > end or proc.poll() is not None:
                 raise SystemExit(f"bench_node.py: the node did not become ready (exit code {proc.poll()})")
             time.sleep(0.02)
+
+    def describe(self, proc, urdf_text, timeout=60):
+        """Publish ``urdf_text`` on /robot_description (transient local, as robot_state_publisher
+        does) once the node has subscribed to it: DDS discovery done, the node gets its model
+        (and starts compiling) now."""
+        from rclpy.qos import DurabilityPolicy, QoSProfile
+        from std_msgs.msg import String
+
+        pub = self.node.create_publisher(String, "/robot_description",
+                                         QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        end = time.monotonic() + timeout
+        while pub.get_subscription_count() == 0:
+            if time.monotonic() > end or proc.poll() is not None:
+                raise SystemExit(f"bench_node.py: the node did not subscribe to /robot_description "
+                                 f"(exit code {proc.poll()})")
+            time.sleep(0.02)
+        pub.publish(String(data=urdf_text))
+        self.description = pub  # kept until the next node: a late joiner still gets the model
 
     def wait_gone(self, timeout=30):
         """Until discovery has forgotten the last node (the next one is not mistaken for it)."""
@@ -260,8 +283,12 @@ def phase_warm(args, client, model, urdf, locked):
 
 def phase_fresh(args, client, model, urdf, locked):
     cache = tempfile.mkdtemp(prefix="numba_cache_")
-    proc = start(node_command(args, urdf, locked), env={"NUMBA_CACHE_DIR": cache})
+    proc = start(node_command(args, None, locked), env={"NUMBA_CACHE_DIR": cache})
     try:
+        # the model by topic once the node and this client know each other: the compile, which
+        # starts with the model, then falls inside the window however long discovery takes
+        with open(urdf, encoding="utf-8") as f:
+            client.describe(proc, f.read())
         client.wait_ready(proc)
         n0, c0, w0 = len(client.arrivals), cpu_seconds(proc.pid), time.monotonic()
         client.send(model, 120.0)
