@@ -54,6 +54,9 @@ def test_remote_samples_equal_local_ones_and_survive_a_lost_worker(iiwa, worker)
     traj = Trajectory.from_waypoints(iiwa.joint_names, *motion(iiwa), continuity=5)
     remote = RemoteChunks(worker)
     t = np.arange(100) * 0.001
+    with pytest.raises(WorkerStopped, match="has not started"):  # the caller computes them itself
+        remote(iiwa, traj, t, 3, None, None, backend="numpy")
+    assert remote.start() is None
     for acts in (None, actuators):
         here = feedforward(iiwa, traj, t, 3, acts, backend="numpy")
         same(remote(iiwa, traj, t, 3, acts, None, backend="numpy"), here)
@@ -77,6 +80,7 @@ def test_a_stream_computes_ahead_in_the_worker_and_serves_the_same_samples(iiwa,
     samples served equal those of a stream that computes everything itself."""
     names, (times, pos) = list(iiwa.joint_names), motion(iiwa)
     remote, calls = RemoteChunks(worker), []
+    assert remote.start() is None
 
     def counted(*args, **kwargs):
         calls.append(round(float(args[2][0]), 9))

@@ -90,17 +90,22 @@ class RemoteChunks:
     one in fifty at 1 kHz. A thread that only waits on a socket leaves the GIL to it.
 
     The model, trajectory, actuators and friction go to the worker once each (by a token) and
-    are kept there; one it no longer has is sent again."""
+    are kept there; one it no longer has is sent again. Until :meth:`start` has started the
+    worker a call raises WorkerStopped (the caller computes the samples itself): a process's
+    start, a second and more on a busy computer, must not hold up whoever asks meanwhile (the
+    trajectory intake's first samples)."""
 
     KEPT = 8  # objects the worker keeps (the model, actuators, friction, the trajectories being served)
     _numbers = itertools.count(1)  # tokens unique in this process: instances may share a worker
 
     def __init__(self, worker):
         self.worker = worker
-        self._lock = threading.Lock()
+        # re-entrant: an object's last reference may go (and _forget run) in a thread holding it
+        self._lock = threading.RLock()
         # id(obj) -> (weak reference to obj, token): the entry goes with the object (never held
         # here: a planner's trajectories are tens of MB each), so its id is never another's
         self._tokens = {}
+        self._started = threading.Event()
 
     def _token(self, obj):
         if obj is None:
@@ -120,9 +125,10 @@ class RemoteChunks:
 
     def _forget(self, key):
         """An object sent is gone: its entry too (unless its id is already another's)."""
-        entry = self._tokens.get(key)
-        if entry is not None and entry[0]() is None:
-            self._tokens.pop(key, None)
+        with self._lock:
+            entry = self._tokens.get(key)
+            if entry is not None and entry[0]() is None:
+                del self._tokens[key]
 
     def start(self):
         """Start the worker and its modules before the first chunk waits for them: None, or the
@@ -133,9 +139,12 @@ class RemoteChunks:
             return None
         except (HodDynamicsError, OSError) as exc:
             return str(exc) or type(exc).__name__
+        self._started.set()
         return None
 
     def __call__(self, model, trajectory, t, order, actuators=None, friction=None, *, backend=None):
+        if not self._started.is_set():
+            raise WorkerStopped("the stream worker has not started")
         objects = (model, trajectory, actuators, friction)
         tokens = tuple(self._token(obj) for obj in objects)
         (result,) = self.worker.request("samples", tuple(zip(tokens, (None,) * 4)), t, order, backend)
