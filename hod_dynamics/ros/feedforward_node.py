@@ -23,12 +23,12 @@ after a failure, the chunks computed ahead, the points for a controller, the URD
 statistics) are those of :class:`hod_dynamics.feedforward.reference_stream.ReferenceStream`, and it builds
 its model with :func:`hod_dynamics.model.robots.model_from_description`, as the command line does.
 Here: the interfaces, the parameters (read one way, from the table), the diagnostics, the
-threads (streaming, computing ahead, loading the kernels) and the worker processes
-(:mod:`.worker`: compiling the kernels and computing profiles; every trajectory's spline and
-points; the stream's samples ahead).
+threads (streaming, computing ahead, loading the kernels; trajectories are taken in by
+:mod:`.trajectory_intake`'s) and the worker processes (:mod:`.worker`: compiling the kernels and
+computing profiles; every trajectory's spline and points; the stream's samples ahead).
 
 Longer than the package's other modules (about 600 lines): a shell, but a node with seven
-publishers, a subscription, a service, diagnostics, three threads and three worker processes;
+publishers, a subscription, a service, diagnostics, four threads and three worker processes;
 each method is one interface or one thread, and split over files they would be read together.
 
 Parameters: PARAMETERS. Bad input never stops the node: a rejected trajectory is logged in
