@@ -95,10 +95,35 @@ def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", referen
     drawn at the resolution of the panel (:func:`envelope`: each pixel column's lowest and
     highest sample). ``extras``: the error band, marks and second column of
     :func:`joint_series_figure`. Returns ``path``."""
-    fig = joint_series_figure(t, series, joint_names, ylabel=ylabel, title=title, reference=reference,
-                              labels=labels, max_points=max_points, **extras)
+    n, cols = len(joint_names), 1 if extras.get("side") is None else 2
+    fig, axes = _reused_figure(n, cols)
+    _draw_joint_series(fig, axes, t, series, joint_names, ylabel=ylabel, title=title, reference=reference,
+                       labels=labels, **extras)
     save(fig, path)
     return path
+
+
+_FIGURES = {}      # (panels, columns) -> (figure, axes) that plot_joint_series draws into again
+
+
+def _reused_figure(n, cols):
+    """A figure of n rows of ``cols`` panels for :func:`plot_joint_series`, emptied: the one this
+    process drew last with that layout, when there is one. A process that draws many plots
+    (analyze-bag's plotting processes) spares the creation of the axes and of their ticks,
+    a third of a plot; what is drawn is the same, byte for byte, as on a new figure."""
+    if (n, cols) not in _FIGURES:
+        fig = figure((9 if cols == 1 else 12, 1.5 * n + 1.3))
+        _FIGURES[(n, cols)] = fig, fig.subplots(n, cols, sharex=True, squeeze=False)
+        return _FIGURES[(n, cols)]
+    fig, axes = _FIGURES[(n, cols)]
+    for legend in list(fig.legends):
+        legend.remove()
+    for ax in axes.flat:
+        for artist in list(ax.lines) + list(ax.collections) + list(ax.texts):
+            artist.remove()
+        ax.set_title("")
+        ax.relim()                   # the data limits of the artists left (none): the x range anew
+    return fig, axes
 
 
 def save(fig, path, dpi=None):
@@ -123,6 +148,20 @@ def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=N
     (the rigid-body part of a torque derivative and its friction part); ``limits_from`` (T,)
     bool: the samples that set the left column's y range (others may leave it, e.g. near the
     ends of a fit); the range holds ``series``, its band and ``reference`` there."""
+    n, cols = len(joint_names), 1 if side is None else 2
+    fig = figure((9 if cols == 1 else 12, 1.5 * n + 1.3))
+    axes = fig.subplots(n, cols, sharex=True, squeeze=False)
+    _draw_joint_series(fig, axes, t, series, joint_names, ylabel=ylabel, title=title, reference=reference,
+                       labels=labels, band=band, unsupported=unsupported, side=side, side_label=side_label,
+                       limits_from=limits_from)
+    return fig
+
+
+def _draw_joint_series(fig, axes, t, series, joint_names, *, ylabel, title="", reference=None,
+                       labels=("model", "measured"), band=None, unsupported=None, side=None, side_label="",
+                       limits_from=None):
+    """Draw :func:`joint_series_figure`'s content into ``fig``, whose panels ``axes`` (n, 1 or 2)
+    are empty (lines at the panels' resolution: ``max_points`` of the callers is not needed)."""
     import re
 
     from matplotlib.ticker import MaxNLocator
@@ -132,8 +171,6 @@ def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=N
     if match:
         quantity, unit = match.groups()
     n, cols = len(joint_names), 1 if side is None else 2
-    fig = figure((9 if cols == 1 else 12, 1.5 * n + 1.3))
-    axes = fig.subplots(n, cols, sharex=True, squeeze=False)
     bins = int(fig.get_figwidth() * DPI / cols)          # pixel columns of a panel, about
     t = np.asarray(t, dtype=float)
     line = (lambda y: envelope(t, np.asarray(y, dtype=float), bins))

@@ -142,3 +142,13 @@ def test_the_floating_call_of_earlier_releases_warns_and_gives_the_same_numbers(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         hd.time_derivatives_floating(solo, q, vjet, 2)
+
+
+def test_the_replay_analysis_and_its_fit_import_no_scipy_interpolate_or_optimize():
+    """analyze-bag's process imports scipy's interpolate, special and optimize packages for
+    nothing: the fit's splines and band solves are the package's own compiled ones (0.4 s of a
+    command otherwise); the plots import matplotlib in processes of their own."""
+    assert loaded_by("from hod_dynamics.replay import bag_report, analysis, report, plot_processes\n"
+                     "from hod_dynamics.recordings import joint_fit, splines, smoothing, bag, bag_writer\n"
+                     "from hod_dynamics.cli import analyze_bag", [
+                         "scipy.interpolate", "scipy.optimize", "scipy.special", "matplotlib"]) == []

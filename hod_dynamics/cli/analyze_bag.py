@@ -41,19 +41,22 @@ def cmd_analyze_bag(args):
 
     from ..replay.plot_processes import PlotProcesses
 
-    # the plots' processes start now: they import matplotlib while this one reads and analyses
-    drawing = not args.no_plot and importlib.util.find_spec("matplotlib") is not None
-    with PlotProcesses(2 if drawing else 0) as plotter:
-        return _analyze_bag(args, plotter)
-
-
-def _analyze_bag(args, plotter):
-    from ..replay.bag_report import analyze_bag
-    from ..replay.notes import lock_notes
-
     model, notes = load_model(args)
     for note in notes:
         print(f"warning: {note}", file=sys.stderr)
+    # the plots' processes start now: they import matplotlib and make a figure of the model's
+    # joints while this one reads and analyses
+    drawing = not args.no_plot and importlib.util.find_spec("matplotlib") is not None
+    with PlotProcesses(2 if drawing else 0, panels=model.n_dof) as plotter:
+        return _analyze_bag(args, model, plotter)
+
+
+def _analyze_bag(args, model, plotter):
+    import gc
+
+    from ..replay.bag_report import analyze_bag
+    from ..replay.notes import lock_notes
+
     if args.friction not in (None, "fit"):
         from ..algorithms.friction import load_friction
 
@@ -69,6 +72,9 @@ def _analyze_bag(args, plotter):
         # returned, the notes are among the analysis's notes (printed and in summary.json)
         return lock_notes(locks, states.joint_names)
 
+    # the modules imported by now are never garbage: frozen, the analysis's collections do not
+    # walk them again (a tenth of a second of a short command)
+    gc.freeze()
     report = analyze_bag(args.bag, model, args.out, joint_states=args.joint_states, time_base=args.time_base,
                          start=args.start, end=args.end, trajectory_topic=args.trajectory_topic, order=args.order,
                          actuators=args.actuators, smoothing=args.smoothing, friction=args.friction, plots=plot,

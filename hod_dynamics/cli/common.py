@@ -127,9 +127,11 @@ def plots_possible(no_plot):
     """False with one line on stdout when matplotlib is missing (the plots are skipped)."""
     if no_plot:
         return False
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    # found, not imported: the commands import it where they draw (analyze-bag: in processes of
+    # their own, while this one analyses)
+    if importlib.util.find_spec("matplotlib") is None:
         print("plots skipped: matplotlib is not installed (pip install matplotlib); "
               "everything else is written")
         return False

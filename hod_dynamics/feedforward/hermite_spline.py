@@ -15,8 +15,6 @@ of Piegl and Tiller, "The NURBS Book", algorithm A2.3, evaluated for all waypoin
 """
 
 import numpy as np
-from scipy.interpolate import BSpline
-from scipy.linalg.lapack import dgbsv
 
 
 def basis_derivatives(knots, p, x, span, n):
@@ -70,6 +68,9 @@ def hermite_spline(times, given, hold, start=None):
     waypoints ``times`` (N,) s; for nu >= 1 only the interior ones are used) with q^(1..hold) =
     0 at the end and at the start, or ``start`` ((hold, n): q^(1..hold) there) at the start.
     Returns a :class:`scipy.interpolate.BSpline` (coefficients (n_coef, n))."""
+    from scipy.interpolate import BSpline        # on first use: what imports this module may not need it
+    from scipy.linalg.lapack import dgbsv
+
     p, r, N = 2 * hold + 1, len(given) - 1, len(times)
     n = given[0].shape[1]
     knots = np.r_[[times[0]] * (p + 1), np.repeat(times[1:-1], r + 1), [times[-1]] * (p + 1)]

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 import numpy as np
-from scipy.interpolate import BSpline, make_interp_spline
 
 from ..algorithms.floating import joint_jet, time_derivatives_floating, velocity_jet
 from ..arrays import check_memory, real_array, whole_number
@@ -181,6 +180,8 @@ def fit_samples(joint_names, times, positions, *, smoothing=None, continuity=DEF
                                   f"got {s.tolist()}")
         if np.any(~np.isfinite(s)) or np.any(s < 0):
             raise TrajectoryError(f"smoothing must be finite and >= 0, got {s.tolist()}")
+    from scipy.interpolate import make_interp_spline   # scipy on first use: a replay never needs it
+
     lam, noise = choose_level(t, y, smoothing)
     spline = make_interp_spline(t, smooth_padded(t, y, lam), k=k)
     return Trajectory(tuple(names), spline, continuity, t), lam, noise
@@ -199,7 +200,7 @@ class Trajectory:
     """
 
     joint_names: Tuple[str, ...]
-    spline: BSpline
+    spline: "BSpline"  # noqa: F821  (scipy.interpolate's, imported where one is made)
     continuity: int
     waypoint_times: np.ndarray
     _derivatives: dict = field(default_factory=dict, repr=False, compare=False)
@@ -264,6 +265,8 @@ class Trajectory:
         if len(given) == 1:
             zeros = [(nu, np.zeros(len(names))) for nu in range(1, hold + 1)]
             first = zeros if start is None else [(nu, start[nu - 1]) for nu in range(1, hold + 1)]
+            from scipy.interpolate import make_interp_spline
+
             spline = make_interp_spline(t, given[0], k=2 * hold + 1, bc_type=(first, zeros))
         else:
             spline = hermite_spline(t, given, hold, start)
@@ -376,6 +379,8 @@ class Trajectory:
         idx = np.array([self.joint_names.index(nm) for nm in names], dtype=int)
         if np.array_equal(idx, np.arange(self.n_joints)) and self.n_joints == len(names):
             return self
+        from scipy.interpolate import BSpline
+
         spline = BSpline(self.spline.t, np.asarray(self.spline.c)[:, idx], self.spline.k)
         return Trajectory(names, spline, self.continuity, self.waypoint_times)
 

@@ -44,11 +44,11 @@ noise in the residual's spectrum is not seen, and neither are errors common to e
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.interpolate import make_interp_spline
 
 from ..errors import InputError
 from .position_noise import PositionNoise, encoder_step, estimate_noise
 from .smoothing import Smoother, binned_spectrum, choose_level, noise_level, on_grid
+from .splines import interpolating_spline
 from .timebase import GAP_SPLIT
 
 MIN_SEGMENT = 20       # a stretch between gaps shorter than this is fitted with its neighbour
@@ -236,7 +236,8 @@ class _Piece:
 
     def fit(self, y, lam):
         """The fit of samples y (m_g, n_g) at levels lam (n_g,): (its jet, a :class:`_SplineJet`;
-        the smoothed values at the samples). The fit is made on the even grid ``grid`` (the
+        the smoothed values at the samples); y (m_g, n_g, D): D recordings fitted at once (the
+        jet's values then (T, rows, n_g, D)). The fit is made on the even grid ``grid`` (the
         samples' own grid when they are on one, holes filled; else resampled onto one: see
         :func:`~hod_dynamics.recordings.smoothing.on_grid`), where the smoother's divided differences are
         exact: across a hole or an uneven step they would bend the fit's higher derivatives
@@ -246,8 +247,8 @@ class _Piece:
         values = self.smoother(lam)(on_grid(self.t, y)[1])
         exact = np.asarray(lam) <= 0          # interpolation: through the samples themselves
         if exact.any():
-            values[:, exact] = make_interp_spline(self.t, y[:, exact], k=DEGREE)(self.grid)
-        spline = make_interp_spline(self.grid, values, k=DEGREE)
+            values[:, exact] = interpolating_spline(self.t, y[:, exact], DEGREE)(self.grid)
+        spline = interpolating_spline(self.grid, values, DEGREE)
         return _SplineJet(spline), (values[self.at] if self.at is not None else spline(self.t))
 
     def content_values(self, k):
@@ -365,15 +366,21 @@ class JointFit:
                         spans.append([start, stop, [run]])
                 windows = [(p.window(start, stop), group) for start, stop, group in spans]
                 true_values = p.values[k] + p.content_values(k)
+                # each draw's recording is made whole (its random numbers do not depend on
+                # which samples are looked at), then cut to each window; the draws are fitted
+                # together (one smoother solve and one spline per joint for all of them)
+                cut = [[] for _ in windows]
                 for d in range(draws):
-                    # each draw's recording is made whole (its random numbers do not depend on
-                    # which samples are looked at), then cut to each window
                     rng = np.random.default_rng(list(p.seed) + [k, d])
                     synthetic = true_values + p.noise.realize(true_values, rng)
-                    for (part, sel), group in windows:
-                        jet = part.fit(synthetic[sel], p.levels[k])[0]
-                        for run in group:
-                            fits[d][np.ix_(run, range(rows), p.cols)] = jet(self.t[idx[run]], rows)
+                    for w, ((_, sel), _) in enumerate(windows):
+                        cut[w].append(synthetic[sel].copy())       # not a view: the rest is let go
+                for ((part, _), group), recordings in zip(windows, cut):
+                    jet = part.fit(np.stack(recordings, axis=-1), p.levels[k])[0]    # (m_w, n_g, draws)
+                    for run in group:
+                        values = jet(self.t[idx[run]], rows)                             # (T, rows, n_g, draws)
+                        for d in range(draws):
+                            fits[d][np.ix_(run, range(rows), p.cols)] = values[..., d]
         return truth, fits
 
     def end_zone(self, k):

@@ -26,7 +26,7 @@ robust to the signal's share) unless given. Noise-free data gets lam = 0 (interp
 """
 
 import numpy as np
-from scipy.linalg import cho_solve_banded, cholesky_banded
+from .splines import cholesky_banded, solve_cholesky_banded
 
 PENALTY_ORDER = 3
 DERIVATIVE = 2
@@ -62,7 +62,7 @@ def spectrum(y, h, segment=None):
 
 
 def on_grid(t, y, degree=5):
-    """The samples y (m, n) at times t (m,) on an even grid of the median step h: ``(h, yg (M,
+    """The samples y (m, ...) at times t (m,) on an even grid of the median step h: ``(h, yg (M,
     n), at)``. Samples on the grid (a grid time base, holes left by dropped samples) keep their
     values, ``at`` (m,) their grid indices, and each hole is filled by a least-squares
     polynomial of ``degree`` through the samples on both sides of it (as many on each side as
@@ -98,7 +98,7 @@ def on_grid(t, y, degree=5):
         for i in these[~regular]:
             hole = np.arange(at[i] + 1, at[i + 1])
             near = np.r_[max(0, i + 1 - side):i + 1, i + 1:min(len(at), i + 1 + side)]
-            yg[hole] = _hole_weights(at[near] - hole[0], hole - hole[0], degree) @ y[near]
+            yg[hole] = np.tensordot(_hole_weights(at[near] - hole[0], hole - hole[0], degree), y[near], axes=1)
     return h, yg, at
 
 
@@ -270,45 +270,59 @@ class Smoother:
                 if level > 0:
                     ab = level * band
                     ab[d] += 1.0
-                    self.factors[c] = (level, cholesky_banded(ab, lower=False, check_finite=False))
+                    self.factors[c] = (level, cholesky_banded(ab))
 
     def _penalty(self, f):
-        """B' B f (the penalty's gradient over 2, lam = 1) by successive differences (no sum of
-        large terms that cancel: accurate to the size of the differences)."""
+        """B' B f (the penalty's gradient over 2, lam = 1) of each column of f (M, D) by
+        successive differences (no sum of large terms that cancel: accurate to the size of the
+        differences)."""
         g = f
         for span in self.spans:
-            g = np.diff(g) / span
-        g = g * self.scale ** 2
+            g = np.diff(g, axis=0) / span[:, None]
+        g = g * (self.scale ** 2)[:, None]
+        zero = np.zeros((1, f.shape[1]))
         for span in reversed(self.spans):
-            g = -np.diff(np.r_[0.0, g / span, 0.0])
+            g = -np.diff(np.concatenate([zero, g / span[:, None], zero]), axis=0)
         return g
 
     def __call__(self, y):
+        """The smoothed values of y (m, n), or of y (m, n, D) (D recordings of the same joints,
+        smoothed at once: one banded solve per joint for all of them)."""
         y = np.asarray(y, dtype=float)
         if self.ends is not None:
             fit, before, after = self.ends
             y = np.concatenate([before(y[:fit]), y, after(y[-fit:])])
         out = y.copy()
         for c, (level, chol) in self.factors.items():
-            # (I + lam B'B) f = y is ill-conditioned at high levels (lam |B|^2 up to 1e14): the
-            # banded Cholesky solution alone is off by about lam |B|^2 eps |y| (1e-6 to 1e-3
-            # rad for a 1-kHz recording's fourth derivative), smoothly enough to pass into every
-            # derivative. Refined with residuals taken by successive differences, whose
-            # rounding errors scale with the differences and not with |y|, it converges to the
-            # exact solution (1e-15 of |y| for a level of 1e-3 s^5 at 1 kHz).
-            # f = y + the solution for the (small) correction: the first solve errs by its size
-            f = y[:, c].copy()
-            tol = 1e-15 * max(float(np.max(np.abs(y[:, c]))), 1e-300)
-            last = np.inf
-            for _ in range(MAX_REFINE):
-                step = cho_solve_banded((chol, False), (y[:, c] - f) - level * self._penalty(f), check_finite=False)
-                f += step
-                size = float(np.max(np.abs(step)))
-                if size <= tol or size > 0.5 * last:     # exact, or down to the rounding of the residuals
-                    break
-                last = size
-            out[:, c] = f
+            out[:, c] = self._solve(y[:, c].reshape(len(y), -1), level, chol).reshape(out[:, c].shape)
         return out[self.pad:self.pad + self.m]
+
+    def _solve(self, y, level, chol):
+        """The solution f (M, D) of (I + level B'B) f = y for each column of y (M, D)."""
+        # (I + lam B'B) f = y is ill-conditioned at high levels (lam |B|^2 up to 1e14): the
+        # banded Cholesky solution alone is off by about lam |B|^2 eps |y| (1e-6 to 1e-3
+        # rad for a 1-kHz recording's fourth derivative), smoothly enough to pass into every
+        # derivative. Refined with residuals taken by successive differences, whose
+        # rounding errors scale with the differences and not with |y|, it converges to the
+        # exact solution (1e-15 of |y| for a level of 1e-3 s^5 at 1 kHz).
+        # f = y + the solution for the (small) correction: the first solve errs by its size.
+        # Each column stops on its own test (its refinement is that of a solve of its own).
+        f = y.copy()
+        tol = 1e-15 * np.maximum(np.max(np.abs(y), axis=0), 1e-300)
+        last = np.full(y.shape[1], np.inf)
+        active = np.arange(y.shape[1])
+        for _ in range(MAX_REFINE):
+            fa = f[:, active]
+            step = solve_cholesky_banded(chol, (y[:, active] - fa) - level * self._penalty(fa))
+            f[:, active] = fa + step
+            size = np.max(np.abs(step), axis=0)
+            # exact, or down to the rounding of the residuals
+            done = (size <= tol[active]) | (size > 0.5 * last[active])
+            last[active] = size
+            active = active[~done]
+            if not len(active):
+                break
+        return f
 
 
 class _Extension:
@@ -322,7 +336,8 @@ class _Extension:
         self.value = np.vander((at - centre) / scale, degree + 1)
 
     def __call__(self, y):
-        return self.value @ (self.fit @ y)
+        """y (len(ts), ...) -> (len(at), ...)."""
+        return np.tensordot(self.value, np.tensordot(self.fit, y, axes=1), axes=1)
 
 
 def smooth(t, y, lam, d=PENALTY_ORDER):

@@ -257,7 +257,7 @@ def _friction_spec(friction):
 
 
 def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=None, planned=None, progress=None,
-                         chunk=CHUNK, friction=None, time_base=None, error_estimate=True):
+                         chunk=CHUNK, friction=None, time_base=None, error_estimate=True, ready=None):
     """Fit the recorded positions of ``states`` and evaluate the model along the fit.
 
     ``model``: :class:`RobotModel`; ``states``: :class:`~hod_dynamics.recordings.bag.JointStates` (extra
@@ -273,7 +273,11 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     a :class:`~hod_dynamics.algorithms.friction.FrictionModel`); ``time_base``: None keeps the times of
     ``states``, else a mode of :func:`~hod_dynamics.recordings.timebase.resolve_time_base` chosen again;
     ``error_estimate``: estimate the error of every tau^(k) (see :func:`torque_errors`; about
-    as long again as the rest). Returns :class:`BagAnalysis`. Raises :class:`InputError` for joints no message carries, too
+    as long again as the rest); ``ready(analysis, part)``: called as parts of the result become
+    final, for work that can start before the rest (analyze-bag draws its plots meanwhile):
+    part ``"dynamics"`` with the analysis as it will be returned but without ``errors`` and
+    ``notes``, then part k (int) after the error estimate of tau^(k), ``errors`` final for the
+    orders up to k. Returns :class:`BagAnalysis`. Raises :class:`InputError` for joints no message carries, too
     few samples, an order above 2, ``friction="fit"`` without efforts, infinite positions or
     efforts, or a bad friction model.
     """
@@ -305,14 +309,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     if friction == "fit":
         fric, fit_stats = fit_friction(qjet[:, 1], states.effort[:, columns] - rigid[:, 0], model.joint_names)
     taujet = rigid if fric is None else rigid + fric.jet(qjet[:, 1:inner + 2])
-    with warnings.catch_warnings(record=True) as more:
-        warnings.simplefilter("always")
-        errors = torque_errors(model, fit, order, fric) if error_estimate else None
-    notes += warning_notes(caught + more)
     fit_summary = fit.summary()
-    notes += fit_notes(model.joint_names, fit_summary, fit_stats, qjet[:, 1])
-    if friction is None and states.effort is not None:
-        notes += friction_hint(model.joint_names, qjet[:, 1], states.effort[:, columns] - rigid[:, 0])
     result = dict(joint_names=tuple(model.joint_names), t=states.t, qjet=qjet[:, :order + 3],
                   taujet=taujet[:, :order + 1], joint_types=tuple(model.joint_types))
     if acts is not None:
@@ -321,8 +318,19 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     analysis = BagAnalysis(states, columns, FeedforwardResult(**result), _planned_at(model, planned, states.t),
                            fric, source if fric is not None else None, fit_stats,
                            None if fric is None else rigid[:, 0].copy(), tuple(fit.segments), fit_summary, (),
-                           np.array([ty == "continuous" for ty in model.joint_types]), errors,
+                           np.array([ty == "continuous" for ty in model.joint_types]), None,
                            None if fric is None else rigid[:, :order + 1].copy())
+    if ready is not None:
+        ready(analysis, "dynamics")
+    with warnings.catch_warnings(record=True) as more:
+        warnings.simplefilter("always")
+        done = None if ready is None else (lambda k, partial: ready(replace(analysis, errors=partial), k))
+        errors = torque_errors(model, fit, order, fric, done=done) if error_estimate else None
+    notes += warning_notes(caught + more)
+    notes += fit_notes(model.joint_names, fit_summary, fit_stats, qjet[:, 1])
+    if friction is None and states.effort is not None:
+        notes += friction_hint(model.joint_names, qjet[:, 1], states.effort[:, columns] - rigid[:, 0])
+    analysis = replace(analysis, errors=errors)
     notes = source_notes(states) + notes + plausibility_notes(analysis, rigid[:, 0]) + support_notes(analysis)
     return replace(analysis, notes=tuple(notes))
 

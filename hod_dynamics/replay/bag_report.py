@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 from .analysis import BagAnalysis, analyze_joint_states
 from .notes import warning_notes
-from .report import write_report, write_summary
+from .report import plot_jobs, write_report, write_summary
 
 @dataclass(frozen=True)
 class BagReport:
@@ -35,7 +35,8 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
     (None: unbounded); ``trajectory_topic``: the JointTrajectory topic of the plan or None;
     ``order``, ``actuators``, ``smoothing``, ``friction``: as for
     :func:`analyze_joint_states`; ``plots``, ``derived_bag``, ``samples``: as for
-    :func:`write_report`; ``plotter``: as for :func:`write_report`;
+    :func:`write_report`; ``plotter``: as for :func:`write_report` (given, each plot is sent to it as
+    soon as the analysis has its data: see ``ready`` of :func:`analyze_joint_states`);
     ``progress``: None or ``progress(stage)`` returning the ``callback(done, total)`` of the
     stage ``"reading"``, ``"analysing"`` or ``"writing"``; ``check(states)``: called with the
     :class:`~hod_dynamics.recordings.bag.JointStates` before the analysis (e.g. to refuse a job that would
@@ -59,21 +60,53 @@ def analyze_bag(path, model, out=None, *, joint_states=None, time_base="auto", s
         states = states.select(start, end)
         checked = () if check is None else tuple(check(states) or ())
         planned = None if not trajectory_topic else read_planned_positions(path, trajectory_topic, states.t0_ns)
+        if title is None:
+            title = f"{model.name}: {os.path.basename(os.path.normpath(os.fspath(path)))}"
+        drawn, ready, made = [], None, out is not None and not os.path.isdir(out)
+        if out is not None and plots and plotter is not None and plotter.available:
+            def ready(partial, part):
+                # each plot goes to the plotting processes as soon as its data are final
+                os.makedirs(out, exist_ok=True)
+                jobs = plot_jobs(partial, out, title, part)
+                plotter.submit(jobs)
+                drawn.extend(kwargs["path"] for _, kwargs in jobs)
         clock = time.perf_counter()
-        analysis = analyze_joint_states(model, states, order=order, actuators=actuators, smoothing=smoothing,
-                                        planned=planned, progress=stage("analysing"), friction=friction)
+        try:
+            analysis = analyze_joint_states(model, states, order=order, actuators=actuators, smoothing=smoothing,
+                                            planned=planned, progress=stage("analysing"), friction=friction,
+                                            ready=ready)
+        except BaseException:
+            _remove_drawn(plotter, drawn, out if made else None)
+            raise
         seconds = time.perf_counter() - clock
         if checked:
             analysis = replace(analysis, notes=checked + tuple(analysis.notes))
         paths = ()
         if out is not None:
-            name = os.path.basename(os.path.normpath(os.fspath(path)))
             paths = tuple(write_report(analysis, out, plots=plots, derived_bag=derived_bag, samples=samples,
-                                       progress=stage("writing"), plotter=plotter,
-                                       title=f"{model.name}: {name}" if title is None else title))
+                                       progress=stage("writing"), plotter=plotter, title=title, drawn=drawn))
     warned = tuple(warning_notes(caught))
     if warned and out is not None:
         # the warnings of the writing come after summary.json was written: written again, it
         # holds them too (every note the summary prints)
         write_summary(analysis, os.path.join(out, "summary.json"), warned)
     return BagReport(analysis, paths, warned, seconds)
+
+
+def _remove_drawn(plotter, drawn, made):
+    """The analysis failed after some plots were sent: wait for them and remove their files,
+    and the folder ``made`` for them (None: it was there before; a failed analysis leaves
+    nothing written)."""
+    import os
+
+    if not drawn:
+        return
+    try:
+        plotter.collect()
+    except Exception:                     # noqa: BLE001  the analysis's error is the one to report
+        pass
+    for path in drawn:
+        if os.path.exists(path):
+            os.remove(path)
+    if made is not None and os.path.isdir(made) and not os.listdir(made):
+        os.rmdir(made)

@@ -87,7 +87,7 @@ def hidden_motion(model, fit, order):
     return bound, freq
 
 
-def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
+def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES, done=None):
     """The error each tau^(k), k = 0..order, of the fit ``fit`` (:class:`~hod_dynamics.
     joint_fit.JointFit`) leaves: the synthetic recordings of :meth:`~hod_dynamics.recordings.joint_fit.
     JointFit.bootstrap` carried through the dynamics (and ``friction``, a
@@ -96,12 +96,19 @@ def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
     synthetic recording) - tau^(k)(estimated truth), over the samples away from the segments'
     ends; within the end zones, where the estimated truth is least sure, from the
     pseudo-ends of :meth:`~hod_dynamics.recordings.joint_fit.JointFit.end_trials` instead (from the
-    synthetic recordings when no segment is long enough for them). Returns
+    synthetic recordings when no segment is long enough for them). ``done(k, errors)``, when
+    given, is called after each order k with a :class:`TorqueErrors` final for the orders up to
+    k (NaN for the others; for work that can start before the rest, such as a plot). Returns
     :class:`TorqueErrors`."""
     m, n = len(fit.t), len(fit.joint_names)
-    total, rigid = np.zeros((order + 1, n)), np.zeros((order + 1, n))
-    total_ends, rigid_ends, zones = np.zeros((order + 1, n)), np.zeros((order + 1, n)), np.zeros(order + 1)
-    ends_estimated = np.zeros(order + 1, dtype=bool)
+    total, rigid = np.full((order + 1, n), np.nan), np.full((order + 1, n), np.nan)
+    total_ends, rigid_ends = np.full((order + 1, n), np.nan), np.full((order + 1, n), np.nan)
+    zones, ends_estimated = np.full(order + 1, np.nan), np.zeros(order + 1, dtype=bool)
+    hidden, hidden_hz = hidden_motion(model, fit, order)
+
+    def errors(draws, used):
+        return TorqueErrors(total.copy(), rigid.copy(), total_ends.copy(), rigid_ends.copy(), zones.copy(), draws,
+                            used, ends_estimated.copy(), hidden, hidden_hz)
 
     def squared_errors(truth, jets, k):
         """(2, T, n) mean over ``jets`` of the squared error of tau^(k) against ``truth``, without
@@ -137,8 +144,9 @@ def torque_errors(model, fit, order, friction=None, *, samples=ERROR_SAMPLES):
         rigid_ends[k], total_ends[k] = np.sqrt(near + inside) if trials is not None else np.sqrt(near)
         zones[k] = fit.end_zone(k)
         ends_estimated[k] = trials is not None
-    hidden, hidden_hz = hidden_motion(model, fit, order)
-    return TorqueErrors(total, rigid, total_ends, rigid_ends, zones, draws, used, ends_estimated, hidden, hidden_hz)
+        if done is not None:
+            done(k, errors(draws, used))
+    return errors(draws, used)
 
 
 def _dynamics_near(model, truth, k):

@@ -66,7 +66,7 @@ _QUANTITIES = [("tau", "tau", "N m"), ("tau_dot", "tau_dot", "N m/s"), ("tau_ddo
 
 
 def write_report(analysis, out, *, plots=True, derived_bag=True, samples=True, progress=None, title="",
-                 timings=None, plotter=None):
+                 timings=None, plotter=None, drawn=()):
     """Write ``samples.csv`` (unless ``samples`` is False), ``summary.json``, the PNG plots
     (``tau.png`` model vs measured, ``tau_dot.png``, ``tau_ddot.png`` up to the order,
     ``residual.png``, and with friction ``friction.png``, the friction curves),
@@ -74,7 +74,9 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, samples=True, p
     :func:`~hod_dynamics.recordings.bag_writer.write_derived_bag`) into the folder ``out``. ``timings``: a dict
     to receive the seconds spent on each kind of output; ``plotter``: a
     :class:`~hod_dynamics.replay.plot_processes.PlotProcesses` that draws the plots while this
-    process writes the rest (None: drawn here). Returns the list of paths written."""
+    process writes the rest (None: drawn here); ``drawn``: the paths of plots ``plotter`` was
+    given already (see :func:`plot_jobs`), collected with the others. Returns the list of
+    paths written."""
     import os
     import time
 
@@ -90,13 +92,13 @@ def write_report(analysis, out, *, plots=True, derived_bag=True, samples=True, p
 
     os.makedirs(out, exist_ok=True)
     if not samples:
-        return _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter)
+        return _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter, drawn)
     # samples.csv (hundreds of MB for a long recording) is formatted (compiled code, without
     # the GIL) and written to disk in a thread while the plots and the bag are made
     pool = ThreadPoolExecutor(max_workers=1)
     csv_job = pool.submit(_timed, write_samples_csv, analysis, os.path.join(out, "samples.csv"))
     try:
-        paths = _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter)
+        paths = _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter, drawn)
     finally:
         csv_path, seconds = csv_job.result()
         pool.shutdown()
@@ -112,7 +114,7 @@ def _timed(func, *args):
     return func(*args), time.perf_counter() - start
 
 
-def _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter=None):
+def _write_others(analysis, out, plots, derived_bag, progress, title, lap, plotter=None, drawn=()):
     """Everything of :func:`write_report` but samples.csv; returns the paths written."""
     import os
 
@@ -121,12 +123,14 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap, plott
         paths.append(write_friction_yaml(analysis, os.path.join(out, "friction.yaml")))
     lap("summary.json, friction.yaml")
     r = analysis.result
-    jobs = _plot_jobs(analysis, out, title) if plots else []
-    elsewhere = jobs and plotter is not None and plotter.available
+    jobs = plot_jobs(analysis, out, title) if plots else []
+    order = [kwargs["path"] for _, kwargs in jobs]
+    jobs = [(function, kwargs) for function, kwargs in jobs if kwargs["path"] not in set(drawn)]
+    elsewhere = plotter is not None and plotter.available and (jobs or drawn)
     if elsewhere:                  # drawn by the plotting processes while the bag is written here
-        plotter.submit(analysis, jobs)
+        plotter.submit(jobs)
     elif jobs:
-        paths += [function(analysis, *args) for function, args in jobs]
+        paths += [function(**kwargs) for function, kwargs in jobs]
         lap("plots")
     bag = []
     if derived_bag:
@@ -136,38 +140,46 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap, plott
                                          analysis.joint_names, r.qjet, r.taujet, progress=progress)))
         lap("derived.mcap")
     if elsewhere:
-        paths += plotter.collect()
+        # in the order of plot_jobs, whenever each was submitted
+        paths += sorted(plotter.collect(), key=lambda p: order.index(p) if p in order else len(order))
         lap("plots (in other processes meanwhile)")
     return paths + bag
 
 
-def _plot_jobs(analysis, out, title):
-    """The plots of a replay as ``(function, args)`` pairs (``function(analysis, *args)`` draws
-    one and returns its path)."""
+def plot_jobs(analysis, out, title, part=None):
+    """The plots of a replay as ``(function, kwargs)`` pairs: ``function(**kwargs)`` (a
+    function of :mod:`hod_dynamics.plots`) writes one into the folder ``out`` and returns its
+    path, ``kwargs["path"]``; the kwargs are plain data (arrays, names, texts), cheap to send to
+    a plotting process. ``part``: None for all of them (tau^(k) for each order, the residual,
+    the friction curves); ``"dynamics"`` for those final once the dynamics is (the residual,
+    the friction curves); k (int) for tau^(k)'s, final once its error estimate is."""
     import os
 
-    jobs = [(_plot_order, (k, os.path.join(out, f"{_QUANTITIES[k][0]}.png"), title))
-            for k in range(analysis.result.taujet.shape[1])]
-    if analysis.residual is not None:
-        jobs.append((_plot_residual, (os.path.join(out, "residual.png"), title)))
-    if analysis.friction is not None and analysis.effort is not None:
-        jobs.append((_plot_friction, (os.path.join(out, "friction.png"), title)))
+    jobs = []
+    if part is None or isinstance(part, int):
+        orders = range(analysis.result.taujet.shape[1]) if part is None else [part]
+        jobs += [_order_job(analysis, k, os.path.join(out, f"{_QUANTITIES[k][0]}.png"), title) for k in orders]
+    if part in (None, "dynamics") and analysis.residual is not None:
+        jobs.append(_residual_job(analysis, os.path.join(out, "residual.png"), title))
+    if part in (None, "dynamics") and analysis.friction is not None and analysis.effort is not None:
+        jobs.append(_friction_job(analysis, os.path.join(out, "friction.png"), title))
     return jobs
 
 
-def _plot_residual(analysis, path, title):
+def _residual_job(analysis, path, title):
     from ..plots import plot_joint_series
 
-    return plot_joint_series(analysis.t, analysis.residual, analysis.joint_names, path,
-                             ylabel="model tau - measured effort [N m]", title=title,
-                             labels=("residual (model - measured)", None))
+    return plot_joint_series, dict(t=analysis.t, series=analysis.residual, joint_names=analysis.joint_names,
+                                   path=path, ylabel="model tau - measured effort [N m]", title=title,
+                                   labels=("residual (model - measured)", None))
 
 
-def _plot_friction(analysis, path, title):
+def _friction_job(analysis, path, title):
     from ..plots import plot_friction_curves
 
-    return plot_friction_curves(analysis.result.qjet[:, 1], analysis.effort - analysis.rigid_tau, analysis.friction,
-                                analysis.joint_names, path, title=title)
+    return plot_friction_curves, dict(qd=analysis.result.qjet[:, 1], residual=analysis.effort - analysis.rigid_tau,
+                                      friction=analysis.friction, joint_names=analysis.joint_names, path=path,
+                                      title=title)
 
 
 def write_summary(analysis, path, notes=()):
@@ -183,11 +195,12 @@ def write_summary(analysis, path, notes=()):
     return path
 
 
-def _plot_order(analysis, k, path, title):
+def _order_job(analysis, k, path, title):
     """The plot of tau^(k): with friction and k >= 1 the rigid-body part and the friction part in
     two columns (the smooth Coulomb term's derivatives spike where a joint reverses, by up to
     coulomb * qdd^k / v_s^k, and would flatten the rest); the estimated error as a band (wider
-    within the end zones), panels the data do not support marked."""
+    within the end zones), panels the data do not support marked. Needs the error estimate of
+    tau^(k) only (of the orders up to k, when given as they are made)."""
     from ..plots import plot_joint_series
 
     r, errors = analysis.result, analysis.errors
@@ -205,15 +218,16 @@ def _plot_order(analysis, k, path, title):
         side = r.taujet[:, k] - series
     unsupported = None
     if analysis.supported is not None:
-        bound = analysis.errors.hidden
+        bound, rms = analysis.errors.hidden, analysis.signal_rms
         unsupported = [("" if ok else f"motion under the noise floor: up to {bound[k, j]:.2g} {unit}"
-                        if bound is not None and bound[k, j] > 0.5 * analysis.signal_rms[k, j] else not ok)
+                        if bound is not None and bound[k, j] > 0.5 * rms[k, j] else not ok)
                        for j, ok in enumerate(analysis.supported[k])]
     rigid = " of the rigid body" if side is not None else ""
-    return plot_joint_series(analysis.t, series, analysis.joint_names, path, ylabel=f"{label}{rigid} [{unit}]",
-                             title=title, reference=analysis.effort if k == 0 else None, band=band,
-                             unsupported=unsupported, side=side, side_label=f"friction part [{unit}]",
-                             limits_from=limits)
+    return plot_joint_series, dict(t=analysis.t, series=series, joint_names=analysis.joint_names, path=path,
+                                   ylabel=f"{label}{rigid} [{unit}]", title=title,
+                                   reference=analysis.effort if k == 0 else None, band=band,
+                                   unsupported=unsupported, side=side, side_label=f"friction part [{unit}]",
+                                   limits_from=limits)
 
 
 def _end_zone_mask(t, segments, zone):
