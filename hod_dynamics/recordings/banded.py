@@ -1,5 +1,6 @@
 """Compiled banded solves of the fit of recorded positions: the Cholesky factor of a symmetric
-positive definite band matrix and its solves (the smoothing spline's normal equations), and
+positive definite band matrix and its solves (the smoothing spline's normal equations, with
+the smoother's refinement by successive differences in the numpy path's arithmetic), and
 the B-spline interpolation (collocation, its band solve) and evaluation (de Boor's basis
 recursion) that carry the smoothed values to any time and derivative.
 
@@ -152,3 +153,79 @@ def collocation_solve(t, k, x, y):
         for q in range(c.shape[1]):
             c[p, q] /= a[p, k]
     return c, 0
+
+
+@njit
+def _penalty(f, spans, scale, g, out, active):
+    """out[:, c] = B'B f[:, c] for the columns c of ``active`` by successive differences (the
+    numpy path's arithmetic, in its order): spans (d, m) (row k-1: t[k:] - t[:-k], then
+    unused), scale (m - d,); g (m + 1, C) work."""
+    d, m = spans.shape[0], f.shape[0]
+    for i in range(m):
+        for c in active:
+            g[i, c] = f[i, c]
+    n = m
+    for k in range(d):                               # d-th divided differences, scaled
+        n -= 1
+        for i in range(n):
+            for c in active:
+                g[i, c] = (g[i + 1, c] - g[i, c]) / spans[k, i]
+    for i in range(n):
+        s2 = scale[i] * scale[i]
+        for c in active:
+            g[i, c] = g[i, c] * s2
+    for k in range(d - 1, -1, -1):                   # and back: -diff([0, g / span, 0])
+        for c in active:
+            out[0, c] = 0.0                          # the previous h of each column
+        for i in range(n):
+            for c in active:
+                h = g[i, c] / spans[k, i]
+                g[i, c] = -(h - out[0, c])
+                out[0, c] = h
+        for c in active:
+            g[n, c] = -(0.0 - out[0, c])
+        n += 1
+    for i in range(m):
+        for c in active:
+            out[i, c] = g[i, c]
+
+
+@njit
+def refined_solve(u, y, level, spans, scale, max_refine):
+    """f (m, C) of (I + level B'B) f = y (m, C) for each column: the banded Cholesky solve of
+    :func:`cholesky_banded`'s factor u, refined with residuals taken by successive
+    differences (see :class:`~hod_dynamics.recordings.smoothing.Smoother`) until a step is
+    below 1e-15 of the column's largest value or stops halving, each column on its own (the
+    columns still refining are carried together)."""
+    m, C = y.shape
+    f = y.copy()
+    g, pen = np.empty((m + 1, C)), np.empty((m, C))
+    tol, last = np.empty(C), np.full(C, np.inf)
+    for c in range(C):
+        top = 0.0
+        for i in range(m):
+            top = max(top, abs(y[i, c]))
+        tol[c] = 1e-15 * max(top, 1e-300)
+    active = np.arange(C)
+    for _ in range(max_refine):
+        _penalty(f, spans, scale, g, pen, active)
+        r = np.empty((m, len(active)))
+        for i in range(m):
+            for j in range(len(active)):
+                c = active[j]
+                r[i, j] = (y[i, c] - f[i, c]) - level * pen[i, c]
+        step = solve_cholesky_banded(u, r)
+        keep = np.ones(len(active), dtype=np.bool_)
+        for j in range(len(active)):
+            c = active[j]
+            size = 0.0
+            for i in range(m):
+                f[i, c] += step[i, j]
+                size = max(size, abs(step[i, j]))
+            if size <= tol[c] or size > 0.5 * last[c]:    # exact, or down to the rounding of the residuals
+                keep[j] = False
+            last[c] = size
+        active = active[keep]
+        if not len(active):
+            break
+    return f

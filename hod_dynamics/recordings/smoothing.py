@@ -26,7 +26,7 @@ robust to the signal's share) unless given. Noise-free data gets lam = 0 (interp
 """
 
 import numpy as np
-from .splines import cholesky_banded, solve_cholesky_banded
+from .splines import cholesky_banded, refined_solver, solve_cholesky_banded
 
 PENALTY_ORDER = 3
 DERIVATIVE = 2
@@ -264,6 +264,9 @@ class Smoother:
         self.factors = {}
         if len(t) > d:
             self.spans = [t[k:] - t[:-k] for k in range(1, d + 1)]
+            self.span_table = np.ones((d, len(t)))          # the spans as rows (for the compiled path)
+            for k, span in enumerate(self.spans):
+                self.span_table[k, :len(span)] = span
             self.scale = float(np.prod(np.arange(1, d + 1))) * np.sqrt((t[d:] - t[:-d]) / d)
             band = _penalty_band(t, d)
             for c, level in enumerate(np.atleast_1d(self.lam)):
@@ -307,6 +310,9 @@ class Smoother:
         # exact solution (1e-15 of |y| for a level of 1e-3 s^5 at 1 kHz).
         # f = y + the solution for the (small) correction: the first solve errs by its size.
         # Each column stops on its own test (its refinement is that of a solve of its own).
+        compiled = refined_solver()
+        if compiled is not None:        # the same steps, compiled (a few hundred numpy calls spared)
+            return compiled(chol, np.ascontiguousarray(y), level, self.span_table, self.scale, MAX_REFINE)
         f = y.copy()
         tol = 1e-15 * np.maximum(np.max(np.abs(y), axis=0), 1e-300)
         last = np.full(y.shape[1], np.inf)

@@ -49,6 +49,14 @@ def solve_cholesky_banded(u, b):
     return kernels.solve_cholesky_banded(u, np.ascontiguousarray(b.reshape(len(b), -1))).reshape(b.shape)
 
 
+def refined_solver():
+    """The compiled refinement of the smoothing spline's solve
+    (:func:`hod_dynamics.recordings.banded.refined_solve`), or None without numba (the
+    smoother then refines in numpy, with the same arithmetic)."""
+    kernels = _kernels()
+    return None if kernels is None else kernels.refined_solve
+
+
 class Spline:
     """A B-spline curve of degree ``k``: knots ``t`` (n + k + 1,), coefficients ``c`` (n, ...)
     (any trailing shape); ``spline(x)`` its values (len(x), ...), ``derivative()`` the
