@@ -1,5 +1,7 @@
 """Matplotlib figures of torque jets (tau and its time derivatives)."""
 
+import threading
+
 import numpy as np
 
 def _label(k):
@@ -103,19 +105,22 @@ def plot_joint_series(t, series, joint_names, path, *, ylabel, title="", referen
     return path
 
 
-_FIGURES = {}      # (panels, columns) -> (figure, axes) that plot_joint_series draws into again
+# per thread (a Dask worker runs its tasks in threads): (panels, columns) -> (figure, axes)
+# that plot_joint_series draws into again
+_REUSED = threading.local()
 
 
 def _reused_figure(n, cols):
     """A figure of n rows of ``cols`` panels for :func:`plot_joint_series`, emptied: the one this
-    process drew last with that layout, when there is one. A process that draws many plots
+    thread drew last with that layout, when there is one. A process that draws many plots
     (analyze-bag's plotting processes) spares the creation of the axes and of their ticks,
     a third of a plot; what is drawn is the same, byte for byte, as on a new figure."""
-    if (n, cols) not in _FIGURES:
+    figures = _REUSED.__dict__.setdefault("figures", {})
+    if (n, cols) not in figures:
         fig = figure((9 if cols == 1 else 12, 1.5 * n + 1.3))
-        _FIGURES[(n, cols)] = fig, fig.subplots(n, cols, sharex=True, squeeze=False)
-        return _FIGURES[(n, cols)]
-    fig, axes = _FIGURES[(n, cols)]
+        figures[(n, cols)] = fig, fig.subplots(n, cols, sharex=True, squeeze=False)
+        return figures[(n, cols)]
+    fig, axes = figures[(n, cols)]
     for legend in list(fig.legends):
         legend.remove()
     for ax in axes.flat:

@@ -79,7 +79,10 @@ def test_plots_drawn_by_the_plotting_processes_are_the_files_drawn_here(tmp_path
 def test_a_figure_drawn_again_gives_the_png_of_a_new_one(tmp_path, monkeypatch):
     """plot_joint_series draws each layout into the figure it drew last: whatever the plot
     before left (a band, marks, a second column, other limits and labels), the file is the
-    one a new figure gives, byte for byte."""
+    one a new figure gives, byte for byte. Each thread has its own figures (a Dask worker
+    draws its tasks' plots in threads at once)."""
+    import threading
+
     from hod_dynamics import plots
 
     t, later = np.linspace(0.0, 3.0, 900), np.linspace(1.0, 2.0, 400)      # other times: other x limits
@@ -88,13 +91,18 @@ def test_a_figure_drawn_again_gives_the_png_of_a_new_one(tmp_path, monkeypatch):
     kinds = [dict(t=t, series=first, ylabel="tau [N m]", reference=first + 0.3, band=np.full_like(first, 0.2),
                   unsupported=["", "too noisy", True], limits_from=t > 0.5),
              dict(t=later, series=second, ylabel="tau_dot [N m/s]", title="other", labels=("residual", None))]
-    monkeypatch.setattr(plots, "_FIGURES", {})
+    monkeypatch.setattr(plots, "_REUSED", threading.local())
     for i, kind in enumerate(kinds):
         plots.plot_joint_series(joint_names=NAMES[:3], path=str(tmp_path / f"again{i}.png"), **kind)
-    monkeypatch.setattr(plots, "_FIGURES", {})
+    monkeypatch.setattr(plots, "_REUSED", threading.local())
     plots.plot_joint_series(joint_names=NAMES[:3], path=str(tmp_path / "new.png"), **kinds[1])
-    assert len(plots._FIGURES) == 1
+    assert len(plots._REUSED.figures) == 1
     assert (tmp_path / "again1.png").read_bytes() == (tmp_path / "new.png").read_bytes()
+    mine, other = plots._reused_figure(3, 1)[0], []
+    elsewhere = threading.Thread(target=lambda: other.append(plots._reused_figure(3, 1)[0]))
+    elsewhere.start()
+    elsewhere.join()
+    assert plots._reused_figure(3, 1)[0] is mine and other[0] is not mine
 
 
 def _wait_for(path):
