@@ -184,3 +184,26 @@ def test_the_plotting_processes_draw_under_a_niced_parent_without_the_right_to_r
     done = subprocess.run(prefix + [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "drawn at nice 10"
+
+
+def test_plots_sent_as_the_analysis_goes_are_the_plots_of_the_whole_analysis(tmp_path):
+    """analyze_bag with plotting processes draws each plot from the analysis as it stands when
+    that plot's data are final (the residual after the dynamics, tau^(k) after its error
+    estimate): the files are those drawn here from the finished analysis, byte for byte."""
+    from hod_dynamics.replay import bag_report
+    from hod_dynamics.replay.plot_processes import PlotProcesses
+
+    from recordings import Recording
+
+    rec = Recording(seed=5, duration=4.0, rate=100.0)
+    bag = rec.write(str(tmp_path / "run"))
+    with PlotProcesses(2, panels=rec.model.n_dof) as plotter:
+        early = bag_report.analyze_bag(bag, rec.model, str(tmp_path / "early"), friction="fit", plotter=plotter,
+                                       samples=False, derived_bag=False)
+    late = bag_report.analyze_bag(bag, rec.model, str(tmp_path / "late"), friction="fit", samples=False,
+                                  derived_bag=False)
+    pngs = [[p for p in report.paths if p.endswith(".png")] for report in (early, late)]
+    assert [p.split("/")[-1] for p in pngs[0]] == [p.split("/")[-1] for p in pngs[1]] == \
+        ["tau.png", "tau_dot.png", "tau_ddot.png", "residual.png", "friction.png"]
+    for a, b in zip(*pngs):
+        assert open(a, "rb").read() == open(b, "rb").read(), a
