@@ -7,7 +7,8 @@ is timed, then the same call again in that process (the compiled code), and the 
 the compile. The groups are driven the way their public functions are: time_derivatives order 2
 on the shipped iiwa 14 (one sample and a batch: both paths of the generated kernel), a floating
 base (Solo 12 of example-robot-data through Pinocchio's package; or a generated floating tree),
-a helical joint, id_partials / mass_matrix / forward_dynamics, id_second_partials, the regressor.
+a helical joint, id_partials / mass_matrix / forward_dynamics, id_second_partials, the regressor,
+the fit of recorded positions (``OTHER_GROUPS``: a 25 s 200 Hz recording read from a bag).
 Then time_derivatives of orders 4 to 50 (one sample and 1000 samples): the generated kernel's
 compile against the numpy path's time for the same call (the reference: the path that compiles
 nothing), and the ratio. Pinocchio's rnea on the same one sample is timed beside it.
@@ -57,6 +58,21 @@ elif group == "id_second_partials":
 elif group == "regressor":
     from hod_dynamics.algorithms.regressors import regressor
     call = lambda: regressor(iiwa, z + 0.1, z, z)
+elif group == "fit":
+    # the fit of a recording (25 s at 200 Hz, three sines per joint, 1e-4 rad noise) read from a
+    # bag: every compiled band solve and spline of recordings.banded, as analyze-bag calls them
+    import tempfile
+    from hod_dynamics.recordings.bag import read_joint_states
+    from hod_dynamics.recordings.bag_writer import write_joint_states
+    from hod_dynamics.recordings.joint_fit import fit_joint_states
+    t = np.arange(5000) / 200.0
+    rng = np.random.default_rng(0)
+    q = sum(a * np.sin(2 * np.pi * f * t[:, None] + p) for a, f, p in rng.uniform(0.05, 0.8, (3, 3, 7)))
+    bag = tempfile.mkdtemp() + "/run"
+    write_joint_states(bag, 1_700_000_000 * 10**9 + np.round(t * 1e9).astype(np.int64), iiwa.joint_names,
+                       q + 1e-4 * rng.standard_normal(q.shape), None, None)
+    states = read_joint_states(bag)
+    call = lambda: fit_joint_states(states, iiwa.joint_names, 2)
 start = time.perf_counter()
 call()
 first = time.perf_counter() - start
@@ -113,13 +129,14 @@ def cold(code, *argv):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--groups", nargs="+", default=["time_derivatives", "floating", "pitched", "id_partials",
-                                                        "id_second_partials", "regressor"])
+                                                        "id_second_partials", "regressor", "fit"])
     parser.add_argument("--orders", type=int, nargs="*", default=[4, 8, 12, 16, 24, 32, 50])
     args = parser.parse_args()
     sys.path.insert(0, ROOT)
     import hod_dynamics as hd
-    from hod_dynamics.kernels.backend import KERNEL_GROUPS
+    from hod_dynamics.kernels.backend import KERNEL_GROUPS, OTHER_GROUPS
 
+    groups = {**KERNEL_GROUPS, **OTHER_GROUPS}
     print("first use of each kernel group on an empty cache (s): first call, the call again, compile = the "
           "difference; the estimate the notice quoted")
     for group in args.groups:
@@ -128,7 +145,7 @@ def main():
             print(f"  {group:<20} failed: {r['error']}")
             continue
         print(f"  {group:<20} first {r['first']:6.2f}  again {r['again']:7.4f}  compile {r['first'] - r['again']:6.2f}"
-              f"   (notice: about {KERNEL_GROUPS[group][3]} s)  load {os.getloadavg()[0]:.2f}", flush=True)
+              f"   (notice: about {groups[group][3]} s)  load {os.getloadavg()[0]:.2f}", flush=True)
     ref = subprocess.run([sys.executable, "-c", PINOCCHIO, hd.robot_path("iiwa14")], capture_output=True, text=True)
     pin = float(ref.stdout.strip()) if ref.returncode == 0 else float("nan")
     print(f"time_derivatives of order K, iiwa 14, empty cache (s): numpy path | compile + first call | compiled "

@@ -533,3 +533,41 @@ def test_a_compile_is_announced_once_per_install(tmp_path):
     assert first.stdout.split() == ["True", "1", "None"], first.stdout + first.stderr
     assert second.stdout.split() == ["False", "0", "None"], second.stdout + second.stderr
     assert "KernelCompileWarning" not in second.stderr
+
+
+_FIT = """
+import warnings
+import numpy as np
+import hod_dynamics as hd
+from hod_dynamics.kernels import backend
+t = np.arange(400) * 0.01
+noisy = np.c_[np.sin(t), np.cos(2 * t)] + 1e-4 * np.random.default_rng(0).standard_normal((400, 2))
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    hd.Trajectory.from_samples(["a", "b"], t, noisy)
+    hd.Trajectory.from_samples(["a", "b"], t, noisy + 1e-3)
+texts = [str(w.message) for w in caught if issubclass(w.category, hd.errors.KernelCompileWarning)]
+print(len(texts))
+print(texts[0] if texts else "")
+"""
+
+
+@needs_numba
+def test_the_first_fit_of_recorded_positions_announces_its_compile_once(tmp_path):
+    """The fit's compiled band solves (recordings.banded: several seconds on an empty cache)
+    are announced like the kernels, once, with their estimate; the next process, which loads
+    numba's cache, says nothing."""
+    import os
+    import subprocess
+    import sys
+
+    from hod_dynamics.kernels import backend
+
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), PYTHONPATH=ROOT)
+    first, second = (subprocess.run([sys.executable, "-c", _FIT], capture_output=True, text=True, timeout=300,
+                                    env=env) for _ in range(2))
+    assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
+    count, text = first.stdout.splitlines()
+    what, seconds = backend.OTHER_GROUPS["fit"][2:]
+    assert count == "1" and text.startswith(f"{backend.COMPILE_NOTICE}: {what}, about {seconds} s"), first.stdout
+    assert second.stdout.splitlines()[0] == "0", second.stdout

@@ -34,7 +34,7 @@ from ..arrays import batch_size
 from ..errors import InputError
 from ..kernels.backend import (ENV_KEY as _ENV_KEY, KERNEL_GROUPS, MIN_CHUNK, env_value as _env_value,
                                floating_kernels, is_kernel_array, jet_compile_seconds, kernel_array, kernels,
-                               map_chunks, partials_kernels, resolve_backend, rnea_kernels)
+                               listen_for_compiles, map_chunks, partials_kernels, resolve_backend, rnea_kernels)
 from ..model.loop_model import LoopModel
 from ..model.robot_model import RobotModel, per_model
 from ..model.validation import check_jet, check_state, name_non_finite, singular_mass_matrix
@@ -417,6 +417,14 @@ def _rnea_compiled(model, jet, K, wext, out, root=None):
     fk = floating_kernels()
     return fk.rnea_floating(*kernels().kernel_model(model), *fk.kernel_base(model), kernel_array(jet),
                             kernel_array(quat), kernel_array(vbase), K, wext, out, base)
+
+
+def announce_fit_compiles():
+    """Before a first fit of recorded positions: its compile (several seconds after an install)
+    is announced like the kernels' (see :func:`~hod_dynamics.kernels.backend.compile_notices`)
+    when the compiled backend runs."""
+    if resolve_backend() == "numba":
+        listen_for_compiles()
 
 
 def prepare_compiled_kernels(model, order):

@@ -164,8 +164,10 @@ def noise_std(y):
 def fit_samples(joint_names, times, positions, *, smoothing=None, continuity=DEFAULT_CONTINUITY):
     """:meth:`Trajectory.from_samples` and what it chose: ``(trajectory, levels (n,), noise
     std (n,))`` (see :mod:`hod_dynamics.recordings.smoothing`)."""
+    from ..algorithms.dispatch import announce_fit_compiles
     from ..recordings.smoothing import choose_level, smooth_padded
 
+    announce_fit_compiles()
     names = _check_names(joint_names)
     continuity = _check_continuity(continuity, upper=4)
     t = _check_times(times)

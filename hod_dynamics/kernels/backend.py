@@ -21,7 +21,9 @@ not in its cache, and :func:`announce` before a generated kernel is compiled; it
 nothing on later calls). A program that reports in its own way
 (the command line, a node's log) routes the notices with :func:`compile_notices`.
 :func:`kernels_cached` and :func:`compile_notice` tell beforehand whether a first use will
-compile.
+compile. The fit of recorded positions has compiled band solves of its own
+(:mod:`hod_dynamics.recordings.banded`, about 4 s: :data:`OTHER_GROUPS`), announced the same way
+once :func:`listen_for_compiles` ran (the replay and ``Trajectory.from_samples`` call it first).
 
 The compiled kernels release the GIL; large batches are split into chunks computed by
 ``HOD_DYNAMICS_THREADS`` threads (default: the CPUs this process may run on; 1 disables it).
@@ -96,12 +98,23 @@ def jet_compile_seconds(K):
     """Seconds the first use of time_derivatives of order K - 1 takes to compile its generated
     kernel (see :data:`JET_COMPILE`)."""
     return JET_COMPILE[0] + JET_COMPILE[1] * K * K
+# Compiled code of the wings above, announced the same way (named here, never imported: a wing
+# that uses it first calls listen_for_compiles): the fit of recorded positions
+# (hod_dynamics.recordings.banded), measured as above (bench_compile.py --groups fit: the first
+# fit_joint_states of a 25 s 200 Hz recording less the second, 3.7 to 3.8 s at a load of 1.3 to 1.7).
+OTHER_GROUPS = {
+    "fit": ("hod_dynamics.recordings.banded", ("collocation_solve", "evaluate_spline", "cholesky_banded",
+                                               "solve_cholesky_banded", "refined_solve"),
+            "the fit of recorded joint positions (smoothing and splines of analyze-bag, analyze-bags and identify)",
+            4),
+}
 _GENERATED = {"time_derivatives": ("rnea_",),
               "id_partials": ("crba", "forward_dynamics", "first_partials"),
               "id_second_partials": ("second_partials",)}
 _ALIASES = {"rnea": ("time_derivatives",), "partials": ("id_partials", "id_second_partials")}
 _GROUP_OF = {(f"{__package__}.{module}", name): group
              for group, (module, names, _, _) in KERNEL_GROUPS.items() for name in names}
+_GROUP_OF.update({(module, name): group for group, (module, names, _, _) in OTHER_GROUPS.items() for name in names})
 
 
 def generated_group(name):
@@ -176,8 +189,8 @@ def compile_notice(which=None):
 def _notice(groups, cached, seconds=None, what=None):
     """The text of a compile notice for the kernel groups ``groups`` (``what``, ``seconds``: the
     kernel and its estimate, for one generated kernel of a high order)."""
-    parts = "; ".join(f"{what or KERNEL_GROUPS[g][2]}, about {_seconds(seconds or KERNEL_GROUPS[g][3])}"
-                      for g in groups)
+    table = {**KERNEL_GROUPS, **OTHER_GROUPS}
+    parts = "; ".join(f"{what or table[g][2]}, about {_seconds(seconds or table[g][3])}" for g in groups)
     later = ("the machine code is cached: later runs load it in under a second" if cached else
              "no writable cache location: every new process compiles them again")
     return (f"{COMPILE_NOTICE}: {parts} (numba and LLVM turn them into machine code, 10 to 100 "
@@ -291,6 +304,15 @@ def _caller_frame():
 
 
 _listening = []
+
+
+def listen_for_compiles():
+    """Have the compiles of :data:`OTHER_GROUPS` announced too: registers the listener (numba
+    imported) before their first use; nothing where numba cannot be imported."""
+    try:
+        _listen_for_compiles()
+    except ImportError:
+        pass
 
 
 def _listen_for_compiles():

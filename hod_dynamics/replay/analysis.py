@@ -35,6 +35,7 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from ..algorithms.dispatch import announce_fit_compiles
 from ..algorithms.dynamics import time_derivatives
 from ..algorithms.friction import FrictionModel, fit_friction, load_friction
 from ..arrays import whole_number
@@ -300,6 +301,7 @@ def analyze_joint_states(model, states, *, order=2, actuators=None, smoothing=No
     acts = None if actuators is None else load_actuators(actuators, model)
     inner = max(order, 2) if acts is not None and acts.elastic.any() else order
     notes = []
+    announce_fit_compiles()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         fit = fit_joint_states(states, model.joint_names, inner, smoothing=smoothing,
