@@ -506,8 +506,10 @@ def dask_setup(worker):
 
 def _warm_up(tasks, options):
     """Compile (or load) the kernels the analysis runs once here, before the first bag (a compile
-    announced here, not in a bag's notes), so that the workers load them from numba's cache."""
-    from ..algorithms.dispatch import prepare_compiled_kernels
+    announced here, not in a bag's notes), so that the workers load them from numba's cache:
+    the dynamics of each model and the fit's band solves."""
+    from ..algorithms.dispatch import announce_fit_compiles, prepare_compiled_kernels
+    from ..recordings.joint_fit import prepare_fit_kernels
 
     seen = set()
     for task in tasks:
@@ -518,6 +520,8 @@ def _warm_up(tasks, options):
                 prepare_compiled_kernels(model, max(options.order, 0))
             except HodDynamicsError:     # numba missing: the workers run the numpy path
                 return
+    announce_fit_compiles()
+    prepare_fit_kernels()
 
 
 # -- the table ----------------------------------------------------------------------------------

@@ -519,6 +519,15 @@ def _at_samples(content, t):
     return np.column_stack([np.interp(t, tg, col) for col in grid.T])
 
 
+def prepare_fit_kernels():
+    """Compile the fit's band solves and splines now (or load them from numba's cache), on a
+    few samples: a program that runs many fits (analyze-bags) has their compile, and its
+    notice, before the first one."""
+    t = np.arange(4 * (DEGREE + 1)) * 0.01
+    y = np.sin(t)[:, None]
+    interpolating_spline(t, Smoother(t, np.array([1e-6]), pad_degree=PAD_DEGREE)(y), DEGREE)(t)
+
+
 def cutoff_hz(lam, period, k=0, d=3):
     """The frequency (Hz) where the smoother of level lam (s^(2d-1)) has gain 1/2."""
     if lam <= 0:
