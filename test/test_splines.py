@@ -117,3 +117,21 @@ def test_the_compiled_refinement_is_the_numpy_refinement_number_for_number(monke
     compiled = smoother(y)
     monkeypatch.setattr(smoothing, "refined_solver", lambda: None)
     np.testing.assert_array_equal(compiled, smoother(y))
+
+
+def test_the_numpy_backend_fits_without_numba():
+    """HOD_DYNAMICS_BACKEND=numpy (nothing compiled, as for the dynamics): a smoothing fit of
+    samples runs on scipy's band solves and splines and imports no numba."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, hod_dynamics as hd\n"
+            "t = np.arange(300) * 0.01\n"
+            "y = np.c_[np.sin(t), np.cos(t)] + 1e-4 * np.random.default_rng(0).standard_normal((300, 2))\n"
+            "hd.Trajectory.from_samples(['a', 'b'], t, y)\n"
+            "print('numba' in sys.modules)\n")
+    env = dict(os.environ, HOD_DYNAMICS_BACKEND="numpy")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False"]

@@ -2,22 +2,32 @@
 smoothing spline's normal equations and its solves, and the interpolating B-spline through
 the smoothed values (its knots, coefficients, values and derivatives).
 
-Compiled (:mod:`hod_dynamics.recordings.banded`, numba) where numba imports, else scipy's
+Compiled (:mod:`hod_dynamics.recordings.banded`, numba) where numba imports and the numpy
+backend is not chosen (``HOD_DYNAMICS_BACKEND=numpy``), else scipy's
 ``cholesky_banded``/``cho_solve_banded`` and ``make_interp_spline``/``BSpline``, which give
 the same numbers to rounding: the compiled ones spare a replay the import of scipy's linalg and
 interpolate packages (0.4 s of ``hod-dynamics analyze-bag``) and a wrapper per call.
 """
 
+import os
+
 import numpy as np
 
 _COMPILED = []      # the kernels module, or None without numba (looked up once)
+# the backend variable of the dynamics (hod_dynamics.kernels.backend): "numpy" there means
+# nothing compiled, the fit's band solves included
+BACKEND_VARIABLE = "HOD_DYNAMICS_BACKEND"
 
 
 def _kernels():
+    """The compiled kernels (:mod:`hod_dynamics.recordings.banded`), or None: numba cannot be
+    imported, or ``HOD_DYNAMICS_BACKEND=numpy`` chose the uncompiled path."""
+    if os.environ.get(BACKEND_VARIABLE, "").strip().lower() == "numpy":
+        return None
     if not _COMPILED:
         try:
             from . import banded
-        except ImportError:
+        except Exception:     # ImportError, or a numba broken by a mismatched numpy
             banded = None
         _COMPILED.append(banded)
     return _COMPILED[0]
