@@ -44,9 +44,16 @@ def test_without_numba_the_spline_is_scipys_and_an_even_degree_is_passed_to_it(s
                                    scipy_interpolate.make_interp_spline(x, y, k=k).derivative()(x), rtol=1e-13)
 
 
-def test_too_few_points_fail_as_scipy_says():
+def test_too_few_points_points_out_of_order_and_a_degree_0_derivative_fail_as_scipy_says():
     with pytest.raises(ValueError):
         splines.interpolating_spline(np.arange(5.0), np.zeros(5), 7)
+    with pytest.raises(ValueError, match="strictly increasing"):
+        splines.interpolating_spline(np.r_[0.0, 2.0, 1.0, np.arange(3.0, 20.0)], np.zeros(20), 7)
+    line = splines.interpolating_spline(np.arange(20.0), np.arange(20.0), 7)
+    for _ in range(7):
+        line = line.derivative()
+    with pytest.raises(ValueError, match="degree 0"):
+        line.derivative()
 
 
 def _normal_equations(m, lam, h=1e-3):

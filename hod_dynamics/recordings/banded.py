@@ -10,7 +10,7 @@ linalg and interpolate packages: 0.4 s of a command) and a wrapper's overhead pe
 collocation matrix of B-splines at points that satisfy the Schoenberg-Whitney conditions is
 totally positive, so its Gauss elimination without pivoting is stable (de Boor, "A Practical
 Guide to Splines", ch. XIII). Private: called by :mod:`hod_dynamics.recordings.splines` on
-arrays it has checked. Compiled by numba with its disk cache (about 2 s after an install, then
+arrays it has checked. Compiled by numba with its disk cache (about 4 s after an install, then
 loaded from the cache), without the GIL.
 """
 

@@ -63,7 +63,7 @@ def spectrum(y, h, segment=None):
 
 def on_grid(t, y, degree=5):
     """The samples y (m, ...) at times t (m,) on an even grid of the median step h: ``(h, yg (M,
-    n), at)``. Samples on the grid (a grid time base, holes left by dropped samples) keep their
+    ...), at)``. Samples on the grid (a grid time base, holes left by dropped samples) keep their
     values, ``at`` (m,) their grid indices, and each hole is filled by a least-squares
     polynomial of ``degree`` through the samples on both sides of it (as many on each side as
     the hole is long, plus 6): its noise stays that of a sample, where a spline through the

@@ -91,6 +91,8 @@ class Spline:
     def derivative(self):
         """The B-spline of degree k - 1 of the first derivative (k >= 1)."""
         t, c, k = self.t, self.c, self.k
+        if k < 1:
+            raise ValueError("a spline of degree 0 has no derivative spline")
         span = (t[k + 1:-1] - t[1:-k - 1]).reshape((-1,) + (1,) * (c.ndim - 1))
         return Spline(t[1:-1], k * (c[1:] - c[:-1]) / span, k - 1)
 
@@ -102,8 +104,8 @@ def interpolating_spline(x, y, k):
     x = np.ascontiguousarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     kernels = _kernels()
-    if kernels is None or k % 2 != 1 or len(x) < k + 1:
-        # the general case (and its errors) as scipy has it
+    if kernels is None or k % 2 != 1 or len(x) < k + 1 or not np.all(np.diff(x) > 0):
+        # the general case (and its errors: too few points, x not increasing) as scipy has it
         from scipy.interpolate import make_interp_spline
 
         spline = make_interp_spline(x, y, k=k)
