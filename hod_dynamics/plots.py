@@ -117,8 +117,7 @@ def _reused_figure(n, cols):
     a third of a plot; what is drawn is the same, byte for byte, as on a new figure."""
     figures = _REUSED.__dict__.setdefault("figures", {})
     if (n, cols) not in figures:
-        fig = figure((9 if cols == 1 else 12, 1.5 * n + 1.3))
-        figures[(n, cols)] = fig, fig.subplots(n, cols, sharex=True, squeeze=False)
+        figures[(n, cols)] = _joint_series_axes(n, cols)
         return figures[(n, cols)]
     fig, axes = figures[(n, cols)]
     for legend in list(fig.legends):
@@ -129,6 +128,12 @@ def _reused_figure(n, cols):
         ax.set_title("")
         ax.relim()                   # the data limits of the artists left (none): the x range anew
     return fig, axes
+
+
+def _joint_series_axes(n, cols):
+    """(figure, axes (n, cols)) of a joint-series figure: n rows of panels sharing the time axis."""
+    fig = figure((9 if cols == 1 else 12, 1.5 * n + 1.3))
+    return fig, fig.subplots(n, cols, sharex=True, squeeze=False)
 
 
 def save(fig, path, dpi=None):
@@ -153,9 +158,7 @@ def joint_series_figure(t, series, joint_names, *, ylabel, title="", reference=N
     (the rigid-body part of a torque derivative and its friction part); ``limits_from`` (T,)
     bool: the samples that set the left column's y range (others may leave it, e.g. near the
     ends of a fit); the range holds ``series``, its band and ``reference`` there."""
-    n, cols = len(joint_names), 1 if side is None else 2
-    fig = figure((9 if cols == 1 else 12, 1.5 * n + 1.3))
-    axes = fig.subplots(n, cols, sharex=True, squeeze=False)
+    fig, axes = _joint_series_axes(len(joint_names), 1 if side is None else 2)
     _draw_joint_series(fig, axes, t, series, joint_names, ylabel=ylabel, title=title, reference=reference,
                        labels=labels, band=band, unsupported=unsupported, side=side, side_label=side_label,
                        limits_from=limits_from)

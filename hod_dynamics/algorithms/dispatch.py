@@ -422,9 +422,8 @@ def _rnea_compiled(model, jet, K, wext, out, root=None):
 def announce_fit_compiles():
     """Before a first fit of recorded positions: its compile (several seconds after an install)
     is announced like the kernels' (see :func:`~hod_dynamics.kernels.backend.compile_notices`)
-    when the compiled backend runs."""
-    if resolve_backend() == "numba":
-        listen_for_compiles()
+    when it compiles (not on the numpy backend)."""
+    listen_for_compiles()
 
 
 def prepare_compiled_kernels(model, order):

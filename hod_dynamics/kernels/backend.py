@@ -308,10 +308,13 @@ _listening = []
 
 def listen_for_compiles():
     """Have the compiles of :data:`OTHER_GROUPS` announced too: registers the listener (numba
-    imported) before their first use; nothing where numba cannot be imported."""
+    imported) before their first use; nothing where ``HOD_DYNAMICS_BACKEND=numpy`` (they do
+    not compile then) or where numba cannot be imported."""
+    if (os.environ.get(ENV_VAR) or "").strip().lower() == "numpy":
+        return
     try:
         _listen_for_compiles()
-    except ImportError:
+    except Exception:  # ImportError, or a numba broken by a mismatched numpy: no compile to announce
         pass
 
 

@@ -156,10 +156,10 @@ def collocation_solve(t, k, x, y):
 
 
 @njit
-def _penalty(f, spans, scale, g, out, active):
+def _penalty(f, spans, scale, g, prev, out, active):
     """out[:, c] = B'B f[:, c] for the columns c of ``active`` by successive differences (the
     numpy path's arithmetic, in its order): spans (d, m) (row k-1: t[k:] - t[:-k], then
-    unused), scale (m - d,); g (m + 1, C) work."""
+    unused), scale (m - d,); g (m + 1, C) and prev (C,) work."""
     d, m = spans.shape[0], f.shape[0]
     for i in range(m):
         for c in active:
@@ -176,14 +176,14 @@ def _penalty(f, spans, scale, g, out, active):
             g[i, c] = g[i, c] * s2
     for k in range(d - 1, -1, -1):                   # and back: -diff([0, g / span, 0])
         for c in active:
-            out[0, c] = 0.0                          # the previous h of each column
+            prev[c] = 0.0                            # the previous quotient of each column
         for i in range(n):
             for c in active:
                 h = g[i, c] / spans[k, i]
-                g[i, c] = -(h - out[0, c])
-                out[0, c] = h
+                g[i, c] = -(h - prev[c])
+                prev[c] = h
         for c in active:
-            g[n, c] = -(0.0 - out[0, c])
+            g[n, c] = -(0.0 - prev[c])
         n += 1
     for i in range(m):
         for c in active:
@@ -199,7 +199,7 @@ def refined_solve(u, y, level, spans, scale, max_refine):
     columns still refining are carried together)."""
     m, C = y.shape
     f = y.copy()
-    g, pen = np.empty((m + 1, C)), np.empty((m, C))
+    g, prev, pen = np.empty((m + 1, C)), np.empty(C), np.empty((m, C))
     tol, last = np.empty(C), np.full(C, np.inf)
     for c in range(C):
         top = 0.0
@@ -208,7 +208,7 @@ def refined_solve(u, y, level, spans, scale, max_refine):
         tol[c] = 1e-15 * max(top, 1e-300)
     active = np.arange(C)
     for _ in range(max_refine):
-        _penalty(f, spans, scale, g, pen, active)
+        _penalty(f, spans, scale, g, prev, pen, active)
         r = np.empty((m, len(active)))
         for i in range(m):
             for j in range(len(active)):

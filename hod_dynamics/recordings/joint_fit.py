@@ -379,8 +379,9 @@ class JointFit:
                     jet = part.fit(np.stack(recordings, axis=-1), p.levels[k])[0]    # (m_w, n_g, draws)
                     for run in group:
                         values = jet(self.t[idx[run]], rows)                             # (T, rows, n_g, draws)
+                        where = np.ix_(run, range(rows), p.cols)
                         for d in range(draws):
-                            fits[d][np.ix_(run, range(rows), p.cols)] = values[..., d]
+                            fits[d][where] = values[..., d]
         return truth, fits
 
     def end_zone(self, k):

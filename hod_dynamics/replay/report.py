@@ -125,7 +125,8 @@ def _write_others(analysis, out, plots, derived_bag, progress, title, lap, plott
     r = analysis.result
     jobs = plot_jobs(analysis, out, title) if plots else []
     order = [kwargs["path"] for _, kwargs in jobs]
-    jobs = [(function, kwargs) for function, kwargs in jobs if kwargs["path"] not in set(drawn)]
+    drawn = set(drawn)
+    jobs = [(function, kwargs) for function, kwargs in jobs if kwargs["path"] not in drawn]
     elsewhere = plotter is not None and plotter.available and (jobs or drawn)
     if elsewhere:                  # drawn by the plotting processes while the bag is written here
         plotter.submit(jobs)

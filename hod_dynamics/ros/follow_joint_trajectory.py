@@ -59,7 +59,7 @@ class LockedActionClient(ActionClient):
     rclpy (up to 9.x at least) adds the client to the node's waitables and only then creates the
     lock its ``get_num_entities`` takes: an executor spinning the node in another thread
     (MultiThreadedExecutor; the proxy is made when a robot_description arrives) can meet the
-    client in between, and its spin loop dies with AttributeError (ros2/rclpy issue 1589)."""
+    client in between, and its spin loop dies with AttributeError (reported upstream as rclpy bug #1589)."""
 
     def __init__(self, *args, **kwargs):
         self._lock = threading.Lock()
